@@ -1,0 +1,33 @@
+"""Error-quantified Conformal Inference for Time Series (ICLR 2025, arXiv 2502.00818).
+
+Online conformal intervals for time series whose threshold update quantifies past error with a smooth feedback term.
+Public names are exported lazily: importing this package does not import torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from iclr25.shared.paper import Paper
+
+PAPER = Paper(
+    slug="eci-conformal",
+    title="Error-quantified Conformal Inference for Time Series",
+    authors="Junxi Wu, Dongjian Hu, Yajie Bao, Shu-Tao Xia, Changliang Zou",
+    arxiv="2502.00818",
+    code="creator-xi/Error-quantified-Conformal-Inference",
+    cli="iclr25.eci_conformal.cli:main",
+    reproduce="iclr25.eci_conformal.reproduce:run",
+    summary="Online conformal intervals for time series whose threshold update quantifies past error with a smooth feedback term.",
+)
+
+_EXPORTS: dict[str, str] = {}  # public name -> submodule, e.g. "ECI": "methods"
+
+__all__ = ["PAPER", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

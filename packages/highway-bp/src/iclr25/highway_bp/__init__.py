@@ -1,0 +1,33 @@
+"""Accelerated Training through Iterative Gradient Propagation Along the Residual Path (ICLR 2025, arXiv 2501.17086).
+
+Highway backpropagation: iterative, layer-parallel gradient estimates accumulated along the residual path.
+Public names are exported lazily: importing this package does not import torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from iclr25.shared.paper import Paper
+
+PAPER = Paper(
+    slug="highway-bp",
+    title="Accelerated Training through Iterative Gradient Propagation Along the Residual Path",
+    authors="Erwan Fagnou, Paul Caillon, Blaise Delattre, Alexandre Allauzen",
+    arxiv="2501.17086",
+    code="",
+    cli="iclr25.highway_bp.cli:main",
+    reproduce="iclr25.highway_bp.reproduce:run",
+    summary="Highway backpropagation: iterative, layer-parallel gradient estimates accumulated along the residual path.",
+)
+
+_EXPORTS: dict[str, str] = {}  # public name -> submodule, e.g. "ECI": "methods"
+
+__all__ = ["PAPER", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,33 @@
+"""Towards Improving Exploration through Sibling Augmented GFlowNets (ICLR 2025, arXiv none (OpenReview HH4KWP8RP5)).
+
+A Behavior GFlowNet trained on extrinsic reward from its own and an intrinsically-motivated Sibling's trajectories.
+Public names are exported lazily: importing this package does not import torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from iclr25.shared.paper import Paper
+
+PAPER = Paper(
+    slug="sa-gfn",
+    title="Towards Improving Exploration through Sibling Augmented GFlowNets",
+    authors="Kanika Madan, Alex Lamb, Emmanuel Bengio, Glen Berseth, Yoshua Bengio",
+    arxiv="none (OpenReview HH4KWP8RP5)",
+    code="",
+    cli="iclr25.sa_gfn.cli:main",
+    reproduce="iclr25.sa_gfn.reproduce:run",
+    summary="A Behavior GFlowNet trained on extrinsic reward from its own and an intrinsically-motivated Sibling's trajectories.",
+)
+
+_EXPORTS: dict[str, str] = {}  # public name -> submodule, e.g. "ECI": "methods"
+
+__all__ = ["PAPER", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,139 @@
+"""Device, precision and thread choice; throughput and model-FLOPs-utilisation measurement.
+
+torch is imported inside the functions, never at module level.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+# Peak dense bf16/fp16 tensor throughput (FLOP/s) of common accelerators, for MFU.
+PEAK_FLOPS = {
+    "H100": 989e12,
+    "H200": 989e12,
+    "A100": 312e12,
+    "L40S": 362e12,
+    "A10": 125e12,
+    "4090": 165e12,
+    "V100": 125e12,
+    "T4": 65e12,
+}
+
+
+def cuda_available() -> bool:
+    """True when torch is installed and sees a CUDA device."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def pick_device(preference: str = "auto") -> str:
+    """Resolve "auto" | "cpu" | "cuda" | "mps" to a usable device name; errors if the asked one is absent."""
+    import torch
+
+    if preference not in ("auto", "cpu", "cuda", "mps"):
+        raise ValueError(f"device must be one of auto, cpu, cuda, mps; got {preference!r}")
+    if preference == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        return "cpu"
+    if preference == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device 'cuda' was asked for but no CUDA GPU is available")
+    if preference == "mps" and not torch.backends.mps.is_available():
+        raise ValueError("device 'mps' was asked for but MPS is not available")
+    return preference
+
+
+def pick_precision(device: str) -> str:
+    """Lightning precision string: bf16-mixed on GPUs that support it, else 32-true."""
+    import torch
+
+    if device == "cuda" and torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+        return "bf16-mixed"
+    return "32-true"
+
+
+def configure_torch(device: str, threads: int | None = None) -> None:
+    """Thread count on CPU (default: all cores) and TF32 matmuls on CUDA."""
+    import torch
+
+    if device == "cpu":
+        torch.set_num_threads(threads or os.cpu_count() or 1)
+    elif device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+
+
+def peak_flops(device: str) -> float | None:
+    """Peak FLOP/s of the current GPU if known, else None (CPU peaks are too machine-specific)."""
+    if device != "cuda" or not cuda_available():
+        return None
+    import torch
+
+    name = torch.cuda.get_device_name(0)
+    return next((v for k, v in PEAK_FLOPS.items() if k in name), None)
+
+
+def mfu(flops_per_item: float, items_per_s: float, device: str) -> float | None:
+    """Model FLOPs utilisation: achieved FLOP/s over the device's peak, or None if the peak is unknown."""
+    peak = peak_flops(device)
+    return None if peak is None else flops_per_item * items_per_s / peak
+
+
+def synchronize(device: str) -> None:
+    """Wait for queued GPU work so that wall-clock timings are honest."""
+    if device == "cuda":
+        import torch
+
+        torch.cuda.synchronize()
+
+
+@dataclass
+class Throughput:
+    """Accumulate items and seconds over timed sections: ``with meter.measure(n): ...``.
+
+    Synchronises CUDA before and after each section.
+    """
+
+    device: str = "cpu"
+    items: float = 0.0
+    seconds: float = 0.0
+    _start: float = field(default=0.0, repr=False)
+
+    def measure(self, n_items: float) -> _Section:
+        """Context manager timing a section that processes `n_items` items."""
+        return _Section(self, n_items)
+
+    @property
+    def per_second(self) -> float:
+        """Items per second over all measured sections (0 before any)."""
+        return self.items / self.seconds if self.seconds > 0 else 0.0
+
+
+class _Section:
+    def __init__(self, meter: Throughput, n_items: float) -> None:
+        self.meter, self.n_items = meter, n_items
+
+    def __enter__(self) -> _Section:
+        synchronize(self.meter.device)
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        synchronize(self.meter.device)
+        self.meter.seconds += time.perf_counter() - self.start
+        self.meter.items += self.n_items
+
+
+def __getattr__(name: str) -> Any:
+    # `requires_gpu` is built lazily so that importing this module never imports pytest or torch.
+    if name == "requires_gpu":
+        import pytest
+
+        return pytest.mark.skipif(not cuda_available(), reason="needs a CUDA GPU")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,74 @@
+"""`make_trainer`: a Lightning Trainer with this project's defaults, and `fit`, which always finishes wandb.
+
+Defaults: everything goes into the run folder (never the current directory); CSV logs always, wandb
+when asked; a progress bar only on a terminal; seeded, deterministic on CPU and "warn" on CUDA; bf16
+mixed precision where the GPU supports it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from iclr25.shared.device import configure_torch, pick_device, pick_precision
+from iclr25.shared.logging import finish_wandb, make_loggers
+from iclr25.shared.seed import seed_everything
+
+
+def make_trainer(
+    run_dir: str | Path,
+    *,
+    max_epochs: int | None = None,
+    max_steps: int = -1,
+    device: str = "auto",
+    precision: str | None = None,
+    wandb: str | None = "off",
+    project: str = "iclr25",
+    run_name: str | None = None,
+    config: dict[str, Any] | None = None,
+    seed: int | None = 0,
+    checkpoint: bool = False,
+    progress_bar: bool | None = None,
+    callbacks: list[Any] | None = None,
+    **trainer_kwargs: Any,
+) -> Any:
+    """Build a `lightning.Trainer` writing only into `run_dir` (see module docstring for defaults)."""
+    import lightning as L
+    from lightning.pytorch.callbacks import ModelCheckpoint
+
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    accelerator = pick_device(device)
+    configure_torch(accelerator)
+    if seed is not None:
+        seed_everything(seed)
+    if progress_bar is None:
+        progress_bar = sys.stderr.isatty() and not os.environ.get("CI")
+    callbacks = list(callbacks or [])
+    if checkpoint:
+        callbacks.append(ModelCheckpoint(dirpath=run_dir / "checkpoints", save_last=True))
+    trainer_kwargs.setdefault("deterministic", "warn" if accelerator == "cuda" else True)
+    return L.Trainer(
+        default_root_dir=run_dir,
+        accelerator="gpu" if accelerator == "cuda" else accelerator,
+        devices=1,
+        precision=precision or pick_precision(accelerator),
+        max_epochs=max_epochs,
+        max_steps=max_steps,
+        logger=make_loggers(run_dir, wandb=wandb, project=project, name=run_name, config=config),
+        callbacks=callbacks,
+        enable_checkpointing=checkpoint,
+        enable_progress_bar=progress_bar,
+        enable_model_summary=False,
+        **trainer_kwargs,
+    )
+
+
+def fit(trainer: Any, module: Any, *args: Any, **kwargs: Any) -> Any:
+    """`trainer.fit(...)`, then always close wandb, even when training raised."""
+    try:
+        return trainer.fit(module, *args, **kwargs)
+    finally:
+        finish_wandb()
