@@ -253,10 +253,7 @@ def _cmd_reproduce(papers: dict[str, Paper], args: argparse.Namespace) -> int:
         print("No iclr25 paper packages are installed, so there is nothing to reproduce.")
         print(claims_table([], paper_column=True))
         return 0
-    if args.out is not None and len(chosen) > 1:
-        base_out: Path | None = args.out
-    else:
-        base_out = None
+    base_out: Path | None = args.out if args.all else None
     rows, failures = [], []
     for paper in chosen:
         if args.scale not in paper.scales:

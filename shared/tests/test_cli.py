@@ -1,0 +1,188 @@
+"""CLI helpers (config merging, overrides, one-line errors) and the umbrella `iclr25` command."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from iclr25.shared import cli
+from iclr25.shared.paper import Paper
+
+
+@dataclass(frozen=True)
+class Config:
+    steps: int = 10
+    lr: float = 0.1
+    name: str = "a"
+    fast: bool = False
+    widths: tuple[int, ...] = (1, 2)
+    limit: float | None = None
+
+
+def test_overrides_are_coerced_to_field_types() -> None:
+    config = cli.build_config(Config(), None, ["steps=20", "lr=1e-3", "fast=true", "widths=3,4,5", "limit=none"])
+    assert config == Config(steps=20, lr=1e-3, name="a", fast=True, widths=(3, 4, 5), limit=None)
+    assert cli.build_config(Config(), None, ["limit=2.5"]).limit == 2.5
+
+
+def test_yaml_config_then_overrides(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("steps: 5\nname: b\n")
+    config = cli.build_config(Config(), path, ["steps=7"])
+    assert (config.steps, config.name) == (7, "b")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["nope=1"], "unknown override key 'nope'"),
+        (["steps=abc"], "steps expects int"),
+        (["steps=1.5"], "steps expects int"),
+        (["fast=maybe"], "fast expects bool"),
+        (["justtext"], "not of the form key=value"),
+    ],
+)
+def test_bad_overrides_raise_cli_errors(overrides: list[str], message: str) -> None:
+    with pytest.raises(cli.CliError, match=message):
+        cli.build_config(Config(), None, overrides)
+
+
+def test_bad_config_files(tmp_path: Path) -> None:
+    with pytest.raises(cli.CliError, match="does not exist"):
+        cli.build_config(Config(), tmp_path / "missing.yaml")
+    (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
+    with pytest.raises(cli.CliError, match="mapping"):
+        cli.build_config(Config(), tmp_path / "list.yaml")
+    (tmp_path / "bad.yaml").write_text("a: [1\n")
+    with pytest.raises(cli.CliError, match="not valid YAML"):
+        cli.build_config(Config(), tmp_path / "bad.yaml")
+
+
+def test_guarded_turns_user_errors_into_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    @cli.guarded("prog")
+    def main() -> int:
+        raise ValueError("alpha must be in (0, 1), got 2")
+
+    assert main() == 2
+    err = capsys.readouterr().err
+    assert err == "prog: error: alpha must be in (0, 1), got 2\n"
+
+
+def test_parser_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = cli.make_parser("prog", "demo")
+    sub = parser.add_subparsers(dest="command", required=True)
+    cli.add_run_args(sub.add_parser("reproduce"))
+    with pytest.raises(SystemExit) as info:
+        parser.parse_args(["reproduce", "--scale", "huge"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "invalid choice: 'huge'" in err
+    args = parser.parse_args(["reproduce", "--seed", "3", "lr=0.5"])
+    assert (args.scale, args.seed, args.wandb, args.overrides) == ("quick", 3, "off", ["lr=0.5"])
+
+
+def test_default_run_dir_is_under_runs() -> None:
+    path = cli.default_run_dir("demo", "reproduce", "quick")
+    assert path.parts[:2] == ("runs", "demo") and path.name.startswith("reproduce-quick-")
+
+
+@pytest.fixture
+def fake_paper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Paper:
+    """A paper whose reproduction writes a real report, importable from a temporary module."""
+    (tmp_path / "fake_iclr25_paper.py").write_text(
+        textwrap.dedent(
+            """
+            from iclr25.shared.results import Claim, Report, prepare_run_dir
+
+            def run(scale, out, *, seed=0, device="auto", wandb="off", overwrite=False, config=None):
+                run_dir = prepare_run_dir(out, overwrite)
+                holds = scale != "full"
+                claim = Claim("works", "it works", paper=1.0, ours=float(seed), margin=">= 0", holds=holds, gated=True)
+                report = Report(paper="fake", scale=scale, claims=[claim])
+                report.write(run_dir)
+                return report
+
+            def main(argv=None):
+                print("fake cli", argv)
+                return 0
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    paper = Paper(
+        slug="fake",
+        title="A Fake Paper",
+        authors="A. Author",
+        arxiv="0000.00000",
+        code="",
+        cli="fake_iclr25_paper:main",
+        reproduce="fake_iclr25_paper:run",
+    )
+    monkeypatch.setattr(cli, "discover_papers", lambda: {"fake": paper})
+    return paper
+
+
+def test_umbrella_list_info_and_forwarding(fake_paper: Paper, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["list"]) == 0
+    assert "fake  A Fake Paper" in capsys.readouterr().out
+    assert cli.main(["info", "fake"]) == 0
+    out = capsys.readouterr().out
+    assert "pip install iclr25-fake" in out and "import iclr25.fake" in out
+    assert cli.main(["fake", "train", "--x"]) == 0
+    assert "fake cli ['train', '--x']" in capsys.readouterr().out
+    assert cli.main(["info", "other"]) == 2
+    assert "unknown paper 'other'" in capsys.readouterr().err
+
+
+def test_umbrella_reproduce_all_prints_claims_table(
+    fake_paper: Paper, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "runs"
+    assert cli.main(["reproduce", "--all", "--out", str(out), "--seed", "4"]) == 0
+    printed = capsys.readouterr().out
+    assert "| fake | works | 1 | 4 | >= 0 | holds (gated) |" in printed
+    assert (out / "fake" / "results.json").is_file()  # --all: one folder per paper
+    # the folder exists now: a second run refuses to overwrite it and says so
+    assert cli.main(["reproduce", "fake", "--out", str(out / "fake")]) == 1
+    assert "already holds results" in capsys.readouterr().err
+    assert cli.main(["reproduce", "fake", "--out", str(out / "fake"), "--overwrite", "--scale", "full"]) == 1
+    assert "gated claim 'works' does not hold" in capsys.readouterr().err
+    assert cli.main(["reproduce"]) == 2
+
+
+def test_reproduce_command_helper(fake_paper: Paper, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = fake_paper.load_reproduce()
+    args = argparse.Namespace(
+        scale="quick", config=None, overrides=["steps=3"], out=tmp_path / "r", seed=1, device="cpu", wandb="off", overwrite=False
+    )
+    assert cli.reproduce_command("fake", args, run, {"quick": Config()}) == 0
+    assert "| works |" in capsys.readouterr().out
+
+
+def test_umbrella_with_no_papers(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(cli, "discover_papers", dict)
+    assert cli.main(["list"]) == 0
+    assert "No iclr25 paper packages are installed" in capsys.readouterr().out
+    assert cli.main(["reproduce", "--all"]) == 0
+    assert "nothing to reproduce" in capsys.readouterr().out
+
+
+def test_umbrella_console_script_answers_bad_input_without_traceback() -> None:
+    result = subprocess.run([sys.executable, "-m", "iclr25.shared.cli", "bogus"], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_paper_validates_its_fields() -> None:
+    with pytest.raises(ValueError, match="kebab-case"):
+        Paper(slug="Bad Slug", title="t", authors="a", arxiv="x", code="", cli="m:f", reproduce="m:g")
+    with pytest.raises(ValueError, match="module:function"):
+        Paper(slug="ok", title="t", authors="a", arxiv="x", code="", cli="m.f", reproduce="m:g")
+    paper = Paper(slug="my-paper", title="t", authors="a", arxiv="x", code="", cli="m:f", reproduce="m:g")
+    assert (paper.module, paper.distribution) == ("iclr25.my_paper", "iclr25-my-paper")
