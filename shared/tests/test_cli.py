@@ -159,7 +159,14 @@ def test_umbrella_reproduce_all_prints_claims_table(
 def test_reproduce_command_helper(fake_paper: Paper, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = fake_paper.load_reproduce()
     args = argparse.Namespace(
-        scale="quick", config=None, overrides=["steps=3"], out=tmp_path / "r", seed=1, device="cpu", wandb="off", overwrite=False
+        scale="quick",
+        config=None,
+        overrides=["steps=3"],
+        out=tmp_path / "r",
+        seed=1,
+        device="cpu",
+        wandb="off",
+        overwrite=False,
     )
     assert cli.reproduce_command("fake", args, run, {"quick": Config()}) == 0
     assert "| works |" in capsys.readouterr().out

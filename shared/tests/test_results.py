@@ -24,10 +24,20 @@ from iclr25.shared.results import (
 
 def _report() -> Report:
     claims = [
-        Claim("coverage", "coverage near 1-alpha", paper=0.9, ours=np.float64(0.903), margin="|x-0.9|<=0.015", holds=True, gated=True),
+        Claim(
+            "coverage",
+            "coverage near 1-alpha",
+            paper=0.9,
+            ours=np.float64(0.903),
+            margin="|x-0.9|<=0.015",
+            holds=True,
+            gated=True,
+        ),
         Claim("width", "narrower than ACI", paper="yes", ours=1.2, margin="<= 1.05x", holds=False, gated=False),
     ]
-    return Report(paper="demo", scale="quick", claims=claims, metrics={"a": {"b": 1.5}}, throughput={"steps_per_s": 1e5})
+    return Report(
+        paper="demo", scale="quick", claims=claims, metrics={"a": {"b": 1.5}}, throughput={"steps_per_s": 1e5}
+    )
 
 
 def test_report_round_trips_through_json(tmp_path: Path) -> None:
