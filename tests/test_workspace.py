@@ -135,7 +135,8 @@ def test_wheels_hold_only_their_own_module(tmp_path: Path) -> None:
     for wheel in wheels:
         dist = wheel.name.split("-")[0]  # iclr25_eci_conformal
         module = dist.removeprefix("iclr25_")
-        files = [n for n in zipfile.ZipFile(wheel).namelist() if ".dist-info/" not in n]
+        names = zipfile.ZipFile(wheel).namelist()
+        files = [n for n in names if ".dist-info/" not in n and not n.endswith("/")]
         assert files, f"{wheel.name} is empty"
         assert all(n.startswith(expected[module]) for n in files), f"{wheel.name} holds {files}"
         assert "iclr25/__init__.py" not in files
