@@ -1,7 +1,9 @@
 """Error-quantified Conformal Inference for Time Series (ICLR 2025, arXiv 2502.00818).
 
 Online conformal intervals for time series whose threshold update quantifies past error with a smooth feedback term.
-Public names are exported lazily: importing this package does not import torch.
+Public names are exported lazily: importing this package imports neither numpy nor torch.
+Modules: `methods` (ECI), `baselines`, `intervals` (registry + interval wrapper), `metrics`, `data`,
+`reference` (slow loop forms), `reproduce`, `cli`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,32 @@ PAPER = Paper(
     summary="Online conformal intervals for time series whose threshold update quantifies past error with a smooth feedback term.",
 )
 
-_EXPORTS: dict[str, str] = {}  # public name -> submodule, e.g. "ECI": "methods"
+_EXPORTS: dict[str, str] = {  # public name -> submodule
+    "ECI": "methods",
+    "eci": "methods",
+    "eci_cutoff": "methods",
+    "eci_integral": "methods",
+    "run_online": "methods",
+    "ACI": "baselines",
+    "OGD": "baselines",
+    "SFOGD": "baselines",
+    "DecayOGD": "baselines",
+    "ConformalPID": "baselines",
+    "DtACI": "baselines",
+    "TrailingWindow": "baselines",
+    "ThetaScorecaster": "baselines",
+    "aci": "baselines",
+    "ogd": "baselines",
+    "sf_ogd": "baselines",
+    "decay_ogd": "baselines",
+    "conformal_pid": "baselines",
+    "trailing_window": "baselines",
+    "dtaci": "baselines",
+    "make_method": "intervals",
+    "interval_from_scores": "intervals",
+    "OnlineIntervals": "intervals",
+    "METHODS": "intervals",
+}
 
 __all__ = ["PAPER", *sorted(_EXPORTS)]
 

@@ -1,0 +1,158 @@
+"""Slow, obviously-correct loop-over-time forms of ECI and its baselines (the official semantics).
+
+Paper: "Error-quantified Conformal Inference for Time Series" (ICLR 2025, arXiv 2502.00818).
+Each function re-computes everything from the score array at every step, exactly as the official
+`core/methods.py` does (window range re-scanned, ECI-integral's weighted sum recomputed over all past
+steps, ACI's quantile by `np.quantile` on the past window, SF-OGD's normaliser re-summed). The fast
+streaming forms in `methods.py` / `baselines.py` are tested against these to 1e-8.
+Only difference kept on purpose: f' in the overflow-free form (equal wherever the official one is finite).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _fprime(x: float, c: float) -> float:
+    e = math.exp(-abs(c * x))
+    return c * e / (1.0 + e) ** 2
+
+
+def _lr_t(scores: np.ndarray, t: int, lr: float, window: int, proportional: bool) -> float:
+    if proportional and t > 0:
+        past = scores[max(t - window, 0) : t]
+        return lr * (past.max() - past.min())  # eq. (4)
+    return lr
+
+
+def eci_reference(
+    scores: np.ndarray,
+    alpha: float,
+    lr: float,
+    window: int = 100,
+    variant: str = "basic",
+    eq_mode: str = "official",
+    proportional_lr: bool = True,
+    c: float = 1.0,
+) -> np.ndarray:
+    """ECI and its variants, literally as the official loops (ahead = 1)."""
+    scores = np.asarray(scores, dtype=float)
+    T = len(scores)
+    if variant == "cutoff":
+        window = 100  # forced in the official ECI_cutoff
+    q = np.zeros(T)
+    qbar = np.zeros(T)
+    for t in range(T):
+        lr_t = _lr_t(scores, t, lr, window, proportional_lr)
+        s = scores[t]
+        if variant in ("cutoff", "smoothed") and t == 0:
+            continue
+        if variant in ("smoothed", "smoothed_ogd"):
+            grad = 1.0 / (1.0 + math.exp(-c * (s - q[t]))) - alpha
+        else:
+            grad = float(s > q[t]) - alpha
+        if variant == "smoothed_ogd":
+            eq = 0.0
+        elif variant == "integral":
+            w = 0.95 ** (t - np.arange(1, t + 1))
+            terms = np.array([(scores[i] - q[i]) * _fprime(scores[i] - q[i], c) for i in range(t)])
+            eq = float(np.sum(w / w.sum() * terms)) if t > 0 else 0.0
+        else:
+            eq = (s - q[t]) * _fprime(s - q[t], c)
+            if variant == "cutoff":
+                past = scores[max(t - window, 0) : t]
+                if abs(s - q[t]) < 1.0 * (past.max() - past.min()):
+                    eq = 0.0
+        if t < T - 1:
+            if eq_mode == "official":
+                qbar[t + 1] = qbar[t] + lr_t * grad
+                q[t + 1] = qbar[t + 1] + lr_t * eq
+            else:
+                q[t + 1] = q[t] + lr_t * (grad + eq)
+                qbar[t + 1] = q[t + 1]
+    return q
+
+
+def ogd_reference(scores: np.ndarray, alpha: float, lr: float, kind: str = "fixed") -> np.ndarray:
+    """OGD ("fixed"), SF-OGD with the official normaliser ("sf_quirk") or the correct one ("sf"), decay-OGD."""
+    scores = np.asarray(scores, dtype=float)
+    T = len(scores)
+    q = np.zeros(T)
+    cov = np.zeros(T)
+    for t in range(T):
+        cov[t] = q[t] >= scores[t]
+        grad = alpha if cov[t] else -(1 - alpha)
+        if kind == "fixed":
+            step = lr
+        elif kind == "decay":
+            step = lr * t ** (-0.6) if t else lr
+        elif kind == "sf_quirk":
+            step = lr / np.sqrt(np.sum((alpha - (cov[: t + 1] - 1)) ** 2))
+        else:
+            step = lr / np.sqrt(np.sum(np.where(cov[: t + 1] > 0, alpha, 1 - alpha) ** 2))
+        if t < T - 1:
+            q[t + 1] = q[t] - step * grad
+    return q
+
+
+def pid_reference(
+    scores: np.ndarray, alpha: float, lr: float, window: int = 100, KI: float = 0.0, Csat: float = 1.0
+) -> np.ndarray:  # noqa: N803
+    """Conformal P / PI (no scorecaster), as the official quantile_integrator_log_scorecaster."""
+    scores = np.asarray(scores, dtype=float)
+    T = len(scores)
+    q = np.zeros(T)
+    qts = np.zeros(T)
+    cov = np.zeros(T)
+    for t in range(T):
+        lr_t = _lr_t(scores, t, lr, window, True)
+        cov[t] = q[t] >= scores[t]
+        grad = alpha if cov[t] else -(1 - alpha)
+        x = (1 - cov)[:t].sum() - t * alpha
+        if KI == 0:
+            integ = 0.0
+        else:
+            arg = x * np.log(t + 1) / (Csat * (t + 1))
+            integ = KI * (np.inf if arg >= np.pi / 2 else -np.inf if arg <= -np.pi / 2 else np.tan(arg))
+        if t < T - 1:
+            qts[t + 1] = qts[t] - lr_t * grad
+            q[t + 1] = qts[t + 1] + integ
+    return q
+
+
+def aci_reference(
+    scores: np.ndarray, alpha: float, lr: float, window_length: int = 10**7, burn_in: int = 100, clip: bool = False
+) -> np.ndarray:
+    """ACI / ACI (clipped) with np.quantile on the past window at every step."""
+    scores = np.asarray(scores, dtype=float)
+    T = len(scores)
+    q = np.zeros(T)
+    alphat = alpha
+    for t in range(T):
+        clip_value = scores[max(t - window_length, 0) : t].max() if t > 0 else np.inf
+        if t > burn_in:
+            if alphat <= 1 / (t + 1):
+                q[t] = np.inf
+            else:
+                q[t] = np.quantile(scores[max(t - window_length, 0) : t], 1 - np.clip(alphat, 0, 1), method="higher")
+            covered = q[t] >= scores[t]
+            alphat = alphat - lr * (-alpha if covered else 1 - alpha)
+        else:
+            q[t] = np.quantile(scores[:t], 1 - alpha) if t > np.ceil(1 / alpha) else np.inf
+        if clip and q[t] == np.inf:
+            q[t] = clip_value
+    return q
+
+
+def trailing_reference(scores: np.ndarray, alpha: float, window: int = 100) -> np.ndarray:
+    """Trailing-window "higher" quantile."""
+    scores = np.asarray(scores, dtype=float)
+    q = np.zeros(len(scores))
+    for t in range(len(scores)):
+        if min(window, t) < np.ceil(1 / alpha):
+            q[t] = np.inf
+        else:
+            q[t] = np.quantile(scores[max(t - window, 0) : t], 1 - alpha, method="higher")
+    return q
