@@ -78,18 +78,20 @@ def check_window(window: int, name: str = "window") -> int:
 
 
 def sigmoid(x: float, c: float = 1.0) -> float:
-    """f(x) = 1 / (1 + exp(-c x)), eq. (2), without overflow."""
+    """f(x) = 1 / (1 + exp(-c x)), eq. (2); the official expression wherever it does not overflow."""
     z = c * x
-    if z >= 0:
+    if z > -700.0:
         return 1.0 / (1.0 + math.exp(-z))
     e = math.exp(z)
     return e / (1.0 + e)
 
 
 def sigmoid_prime(x: float, c: float = 1.0) -> float:
-    """f'(x) = c e^{-cx} / (1 + e^{-cx})^2, eq. (2), in an overflow-free form (symmetric in x)."""
-    e = math.exp(-abs(c * x))
-    return c * e / ((1.0 + e) * (1.0 + e))
+    """f'(x) = c e^{-cx} / (1 + e^{-cx})^2, eq. (2); the official expression where it is finite, else the
+    equal symmetric form c e^{-c|x|} / (1 + e^{-c|x|})^2 (the official one gives NaN for c x < -709)."""
+    z = c * x
+    e = math.exp(-z) if z > -350.0 else math.exp(-abs(z))
+    return c * e / ((1.0 + e) ** 2)
 
 
 def eq_term(score: float, q: float, c: float = 1.0) -> float:

@@ -5,7 +5,7 @@ Each function re-computes everything from the score array at every step, exactly
 `core/methods.py` does (window range re-scanned, ECI-integral's weighted sum recomputed over all past
 steps, ACI's quantile by `np.quantile` on the past window, SF-OGD's normaliser re-summed). The fast
 streaming forms in `methods.py` / `baselines.py` are tested against these to 1e-8.
-Only difference kept on purpose: f' in the overflow-free form (equal wherever the official one is finite).
+Only difference kept on purpose: f' switches to its symmetric form where the official expression overflows.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import numpy as np
 
 
 def _fprime(x: float, c: float) -> float:
-    e = math.exp(-abs(c * x))
-    return c * e / (1.0 + e) ** 2
+    if c * x < -350.0:  # the official expression overflows to NaN below about -709; use the symmetric form
+        x = -x
+    return c * math.exp(-c * x) / (1.0 + math.exp(-c * x)) ** 2
 
 
 def _lr_t(scores: np.ndarray, t: int, lr: float, window: int, proportional: bool) -> float:

@@ -1,0 +1,138 @@
+"""`iclr25-eci-conformal`: reproduce the ECI paper's claims, or run online conformal intervals on your own series.
+
+Paper: "Error-quantified Conformal Inference for Time Series" (ICLR 2025, arXiv 2502.00818).
+Standard library only at module level, so `--help` answers instantly.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
+
+PROG = "iclr25-eci-conformal"
+METHOD_NAMES = (  # kept in sync with intervals.METHODS (a test checks it); listed here to keep --help light
+    "eci",
+    "eci_cutoff",
+    "eci_integral",
+    "eci_smoothed",
+    "smoothed_ogd",
+    "eci_accumulate",
+    "conformal_p",
+    "conformal_pi",
+    "conformal_pid",
+    "ogd",
+    "sf_ogd",
+    "decay_ogd",
+    "aci",
+    "aci_clipped",
+    "trail",
+    "dtaci",
+)
+FORECASTERS = ("ar3", "naive")
+
+EPILOG = """examples:
+  iclr25-eci-conformal reproduce --scale quick
+  iclr25-eci-conformal run --data series.csv --column y --method eci --alpha 0.1 --lr 0.1 --out runs/mine
+  iclr25-eci-conformal run --data series.csv --column y --yhat-column forecast --method aci --lr 0.005
+"""
+
+
+def _parser():
+    parser = make_parser(PROG, __doc__.splitlines()[0].split(": ", 1)[1])
+    parser.epilog = EPILOG
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,run}")
+    rep = sub.add_parser("reproduce", help="run the quick/full reproduction and print its claims table")
+    add_run_args(rep, scales=("quick", "full"))
+    r = sub.add_parser("run", help="online conformal intervals for one column of your CSV")
+    r.add_argument("--data", type=Path, required=True, help="CSV file with a header row")
+    r.add_argument("--column", required=True, help="column holding the series y")
+    r.add_argument("--yhat-column", help="column holding your point forecasts (default: our --forecaster)")
+    r.add_argument("--forecaster", choices=FORECASTERS, default="ar3", help="point forecaster (default: %(default)s)")
+    r.add_argument("--method", choices=METHOD_NAMES, default="eci", help="online method (default: %(default)s)")
+    r.add_argument("--alpha", type=float, default=0.1, help="target miscoverage (default: %(default)s)")
+    r.add_argument("--lr", type=float, help="learning rate (required except for trail, dtaci)")
+    r.add_argument("--score", choices=("signed", "abs"), default="signed", help="score (default: %(default)s)")
+    r.add_argument("--burn-in", type=int, default=100, help="T_burnin: lr window, metrics after it (default: 100)")
+    r.add_argument("--out", type=Path, help="output folder (default: runs/eci-conformal/run-<time>)")
+    r.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
+    return parser
+
+
+def _run(args) -> int:
+    import numpy as np
+
+    from iclr25.eci_conformal.data import load_column, naive_forecast, rolling_ar
+    from iclr25.eci_conformal.intervals import interval_from_scores
+    from iclr25.eci_conformal.metrics import covered, rolling_coverage, summarize
+    from iclr25.shared.cli import default_run_dir
+    from iclr25.shared.results import atomic_write_json, atomic_write_text, prepare_run_dir, save_figure
+
+    if not 0 < args.alpha < 1:
+        raise CliError(f"--alpha must lie in (0, 1), got {args.alpha}")
+    if args.lr is None and args.method not in ("trail", "dtaci"):
+        raise CliError(f"--lr is required for method {args.method}")
+    if args.burn_in < 1:
+        raise CliError(f"--burn-in must be >= 1, got {args.burn_in}")
+    y = load_column(args.data, args.column)
+    if len(y) <= args.burn_in + 1:
+        raise CliError(f"the series has {len(y)} points; need more than --burn-in + 1 = {args.burn_in + 1}")
+    if args.yhat_column:
+        yhat = load_column(args.data, args.yhat_column)
+    else:
+        yhat = rolling_ar(y, 3, window=args.burn_in) if args.forecaster == "ar3" else naive_forecast(y)
+    lo, hi = interval_from_scores(args.method, y, yhat, args.alpha, lr=args.lr, score=args.score, window=args.burn_in)
+    m = summarize(lo, hi, y, args.burn_in)
+    out = prepare_run_dir(args.out or default_run_dir("eci-conformal", "run", args.method), args.overwrite)
+    info = {
+        "data": str(args.data),
+        "column": args.column,
+        "forecast": args.yhat_column or args.forecaster,
+        "method": args.method,
+        "alpha": args.alpha,
+        "lr": args.lr,
+        "score": args.score,
+        "burn_in": args.burn_in,
+        "n": len(y),
+        **m,
+    }
+    atomic_write_json(out / "metrics.json", info)
+    rows = ["t,y,yhat,lo,hi"] + [f"{t},{a:.10g},{b:.10g},{c:.10g},{d:.10g}" for t, (a, b, c, d) in enumerate(zip(y, yhat, lo, hi, strict=True))]
+    atomic_write_text(out / "intervals.csv", "\n".join(rows) + "\n")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 5), sharex=True)
+    t = np.arange(len(y))
+    a1.plot(t, y, "k.", ms=2, label=args.column)
+    finite = np.isfinite(lo) & np.isfinite(hi)
+    a1.fill_between(t, np.where(finite, lo, np.nan), np.where(finite, hi, np.nan), alpha=0.3, label=args.method)
+    a1.legend(fontsize=7)
+    a2.plot(t, rolling_coverage(covered(lo, hi, y), 50), lw=1)
+    a2.axhline(1 - args.alpha, color="k", ls="--", lw=0.8)
+    a2.set(xlabel="t", ylabel="rolling coverage (50)")
+    save_figure(fig, out / "intervals.png")
+    print(
+        f"{args.method}: coverage {m['coverage']:.4f} (target {1 - args.alpha:g}), avg width {m['avg_width']:.4g}, "
+        f"median width {m['median_width']:.4g}, longest miss run {int(m['longest_miss_run'])}"
+    )
+    print(f"results written to {out}")
+    return 0
+
+
+@guarded(PROG)
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `iclr25-eci-conformal`."""
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == "reproduce":
+        from iclr25.eci_conformal.reproduce import PRESETS, SLUG, run
+
+        return reproduce_command(SLUG, args, run, PRESETS)
+    return _run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
