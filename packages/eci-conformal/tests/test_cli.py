@@ -1,0 +1,82 @@
+"""The `iclr25-eci-conformal` CLI: help, the run verb, the reproduce verb, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from iclr25.eci_conformal.cli import main
+from iclr25.shared.results import Report
+
+
+@pytest.fixture
+def series_csv(tmp_path):
+    y = np.cumsum(np.random.default_rng(0).standard_normal(400))
+    path = tmp_path / "series.csv"
+    path.write_text("date,value,fc\n" + "\n".join(f"d{i},{v},{v + 0.1}" for i, v in enumerate(y)) + "\n")
+    return path
+
+
+def test_help_is_light():
+    code = "import sys; from iclr25.eci_conformal.cli import main; print('numpy' in sys.modules, 'torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0
+
+
+def test_run_writes_metrics_and_plot(series_csv, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "--data", str(series_csv), "--column", "value", "--lr", "0.1", "--out", str(out)]) == 0
+    info = json.loads((out / "metrics.json").read_text())
+    assert info["method"] == "eci" and 0.8 < info["coverage"] <= 1.0
+    assert (out / "intervals.png").stat().st_size > 0
+    assert len((out / "intervals.csv").read_text().splitlines()) == 401
+    assert "coverage" in capsys.readouterr().out
+    # the run folder is not overwritten silently
+    assert main(["run", "--data", str(series_csv), "--column", "value", "--lr", "0.1", "--out", str(out)]) == 2
+    args = ["run", "--data", str(series_csv), "--column", "value", "--yhat-column", "fc", "--method", "aci"]
+    assert main([*args, "--lr", "0.01", "--out", str(tmp_path / "r2")]) == 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--column", "nope", "--lr", "0.1"], "column 'nope'"),
+        (["--column", "value"], "--lr is required"),
+        (["--column", "value", "--lr", "0.1", "--alpha", "1.5"], "--alpha"),
+        (["--column", "value", "--lr", "-1"], "lr must be"),
+        (["--column", "value", "--lr", "0.1", "--burn-in", "1000"], "need more"),
+    ],
+)
+def test_run_bad_input_is_one_line(series_csv, tmp_path, capsys, extra, message):
+    code = main(["run", "--data", str(series_csv), *extra, "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1 and message in err
+
+
+def test_missing_file_and_unknown_method(tmp_path, capsys):
+    assert main(["run", "--data", str(tmp_path / "none.csv"), "--column", "y", "--lr", "0.1"]) == 2
+    assert "no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["run", "--data", "x.csv", "--column", "y", "--method", "magic"])
+    assert e.value.code == 2
+
+
+def test_reproduce_small_override(tmp_path, capsys):
+    out = tmp_path / "rep"
+    overrides = ["seeds=1", "settings=changepoint", "extras=false", "mix1_seeds=0", "figures=false", "validity_n=4000"]
+    code = main(["reproduce", "--scale", "quick", "--out", str(out), *overrides])
+    report = Report.read(out)
+    assert code == (1 if report.failed_gated else 0)
+    assert report.config["seeds"] == 1 and report.command == "iclr25-eci-conformal reproduce --scale quick"
+    assert {c.name for c in report.claims} >= {"coverage_changepoint", "width_noninferior_changepoint"}
+    assert "results written to" in capsys.readouterr().out
+    assert main(["reproduce", "--out", str(tmp_path / "x"), "settings=mars"]) == 2
+    assert main(["reproduce", "--out", str(tmp_path / "y"), "seeds=abc"]) == 2
