@@ -7,9 +7,9 @@ import pytest
 
 from iclr25.eci_conformal.baselines import (
     ACI,
-    DtACI,
     SFOGD,
     ConformalPID,
+    DtACI,
     ThetaScorecaster,
     aci,
     conformal_pid,
@@ -39,7 +39,7 @@ def test_ogd_family_matches_reference(scores, signed_scores, lr):
 
 
 @pytest.mark.parametrize(("KI", "Csat"), [(0.0, 1.0), (10.0, 5.0), (200.0, 1.0)], ids=["P", "PI-10", "PI-200"])
-def test_pid_matches_reference(scores, signed_scores, KI, Csat):  # noqa: N803
+def test_pid_matches_reference(scores, signed_scores, KI, Csat):
     for s in (scores, signed_scores):
         _same(conformal_pid(s, 0.05, 0.3, KI=KI, Csat=Csat), pid_reference(s, 0.05, 0.3, 100, KI, Csat))
 

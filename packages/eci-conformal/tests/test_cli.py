@@ -22,7 +22,9 @@ def series_csv(tmp_path):
 
 
 def test_help_is_light():
-    code = "import sys; from iclr25.eci_conformal.cli import main; print('numpy' in sys.modules, 'torch' in sys.modules)"
+    code = (
+        "import sys; from iclr25.eci_conformal.cli import main; print('numpy' in sys.modules, 'torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
     with pytest.raises(SystemExit) as e:

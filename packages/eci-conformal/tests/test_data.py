@@ -16,6 +16,7 @@ def test_generators_shapes_and_determinism(setting):
     assert X.shape == (600, 4) and y.shape == (600,)
     X2, y2 = data.make_regression(setting, 600, seed=3)
     np.testing.assert_array_equal(y, y2)
+    np.testing.assert_array_equal(X, X2)
     assert not np.array_equal(y, data.make_regression(setting, 600, seed=4)[1])
 
 
@@ -99,7 +100,10 @@ def test_load_elec2(tmp_path):
 
 def test_load_climate_with_unnamed_index(tmp_path):
     header = ["", "date", "meantemp", "humidity", "wind_speed", "meanpressure"]
-    rows = [[i, f"2013-02-{(i % 28) + 1:02d}" if i < 28 else f"2013-03-{i - 27:02d}", 10 + i, 80, 2, 1015] for i in range(50)]
+    rows = [
+        [i, f"2013-02-{(i % 28) + 1:02d}" if i < 28 else f"2013-03-{i - 27:02d}", 10 + i, 80, 2, 1015]
+        for i in range(50)
+    ]
     rows[5][2] = "nan"
     path = _write(tmp_path / "DailyDelhiClimate.csv", header, rows)
     y = data.load_climate(path)

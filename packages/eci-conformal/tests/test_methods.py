@@ -10,7 +10,7 @@ import pytest
 
 from iclr25.eci_conformal.data import make_bounded_stream
 from iclr25.eci_conformal.methods import ECI, RunningRange, eci, eq_term, run_online, sigmoid, sigmoid_prime
-from iclr25.eci_conformal.reference import eci_reference, pid_reference, ogd_reference
+from iclr25.eci_conformal.reference import eci_reference, ogd_reference, pid_reference
 
 VARIANTS = ["basic", "cutoff", "integral", "smoothed", "smoothed_ogd"]
 

@@ -151,8 +151,8 @@ class ConformalPID:
         *,
         window: int = 100,
         proportional_lr: bool = True,
-        KI: float = 0.0,  # noqa: N803 (the PID paper's name)
-        Csat: float = 1.0,  # noqa: N803
+        KI: float = 0.0,
+        Csat: float = 1.0,
         scorecaster: Callable[[], ThetaScorecaster] | None = None,
         burn_in: int = 100,
     ) -> None:
@@ -420,7 +420,7 @@ def decay_ogd(scores: Iterable[float], alpha: float, lr: float) -> np.ndarray:
 
 def conformal_pid(
     scores: Iterable[float], alpha: float, lr: float, *, window: int = 100, KI: float = 0.0, Csat: float = 1.0, **kw
-) -> np.ndarray:  # noqa: N803
+) -> np.ndarray:
     """Functional Conformal P (KI = 0) / PI / PID."""
     return run_online(ConformalPID(alpha, lr, window=window, KI=KI, Csat=Csat, **kw), scores)
 

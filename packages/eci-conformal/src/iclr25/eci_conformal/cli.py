@@ -98,7 +98,9 @@ def _run(args) -> int:
         **m,
     }
     atomic_write_json(out / "metrics.json", info)
-    rows = ["t,y,yhat,lo,hi"] + [f"{t},{a:.10g},{b:.10g},{c:.10g},{d:.10g}" for t, (a, b, c, d) in enumerate(zip(y, yhat, lo, hi, strict=True))]
+    rows = ["t,y,yhat,lo,hi"] + [
+        f"{t},{a:.10g},{b:.10g},{c:.10g},{d:.10g}" for t, (a, b, c, d) in enumerate(zip(y, yhat, lo, hi, strict=True))
+    ]
     atomic_write_text(out / "intervals.csv", "\n".join(rows) + "\n")
     import matplotlib
 

@@ -100,7 +100,7 @@ def ogd_reference(scores: np.ndarray, alpha: float, lr: float, kind: str = "fixe
 
 def pid_reference(
     scores: np.ndarray, alpha: float, lr: float, window: int = 100, KI: float = 0.0, Csat: float = 1.0
-) -> np.ndarray:  # noqa: N803
+) -> np.ndarray:
     """Conformal P / PI (no scorecaster), as the official quantile_integrator_log_scorecaster."""
     scores = np.asarray(scores, dtype=float)
     T = len(scores)

@@ -205,7 +205,7 @@ def _throughput() -> dict[str, float]:
     return out
 
 
-def _figures(config: Config, run_dir: Path, keep: dict, selected: dict, widths: dict, validity_stream: bool) -> list[str]:
+def _figures(config: Config, run_dir: Path, keep: dict, selected: dict, widths: dict) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -216,7 +216,7 @@ def _figures(config: Config, run_dir: Path, keep: dict, selected: dict, widths: 
 
     files = []
     setting = "changepoint" if "changepoint" in config.settings else config.settings[0]
-    y, yhat = keep[(setting, "y")]
+    y, _ = keep[(setting, "y")]
     show = [m for m in ("eci", "eci_cutoff", "eci_integral", "conformal_p", "ogd", "aci") if m in selected[setting]]
     fig, ax = plt.subplots(figsize=(9, 3.6))
     for m in show:
@@ -447,7 +447,7 @@ def run(
     atomic_write_json(run_dir / "grid.json", grid_dump)
     figures: list[str] = []
     if config.figures:
-        figures = _figures(config, run_dir, keep, selected, sel_width, True)
+        figures = _figures(config, run_dir, keep, selected, sel_width)
     notes = (
         "Widths and coverage on indices t > T_burnin = 100, seed means. lr per method selected by the rule in "
         "reproduce.py (seed-averaged coverage >= 0.89, then smallest mean width): an oracle choice, like the "
