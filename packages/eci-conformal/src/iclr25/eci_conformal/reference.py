@@ -58,7 +58,9 @@ def eci_reference(
             eq = 0.0
         elif variant == "integral":
             w = 0.95 ** (t - np.arange(1, t + 1))
-            terms = np.array([(scores[i] - q[i]) * _fprime(scores[i] - q[i], c) for i in range(t)])
+            d = scores[:t] - q[:t]
+            z = np.where(c * d < -350.0, -d, d)  # symmetric form where the official expression overflows
+            terms = d * c * np.exp(-c * z) / (1.0 + np.exp(-c * z)) ** 2
             eq = float(np.sum(w / w.sum() * terms)) if t > 0 else 0.0
         else:
             eq = (s - q[t]) * _fprime(s - q[t], c)
