@@ -45,3 +45,29 @@ def test_quick_claims(tmp_path):
     assert report.throughput["eci_steps_per_s"] > 5e4  # 10^5 steps in ~2 s at most
     assert all(math.isfinite(v) for v in report.throughput.values())
     assert np.isfinite(report.claim("coverage_mix1").ours)
+
+
+def test_real_data_benchmark_on_generated_files(tmp_path):
+    from iclr25.eci_conformal import data
+    from iclr25.eci_conformal.reproduce import real_data_benchmark
+
+    rng = np.random.default_rng(0)
+    n = 260
+    lines = ["Date,Open,High,Low,Close,Volume,Name"]
+    for name in ("AMZN", "GOOGL"):
+        price = 100 * np.exp(np.cumsum(0.01 * rng.standard_normal(n)))
+        lines += [f"{np.datetime64('2006-01-03') + i},{p:.4f},1,1,1,100,{name}" for i, p in enumerate(price)]
+    (tmp_path / "all_stocks_2006-01-01_to_2018-01-01.csv").write_text("\n".join(lines) + "\n")
+    X, y = data.make_regression("changepoint", n, seed=0)
+    data.save_changepoint_csv(tmp_path / "changepoint.csv", X, y)
+    (tmp_path / "proc" / "changepoint_test").mkdir(parents=True)
+    np.savez(tmp_path / "proc" / "changepoint_test" / "ar.npz", forecasts=np.zeros(n))
+    res = real_data_benchmark(tmp_path, PRESETS["quick"])
+    assert set(res) == {"AMZN", "GOOGL", "changepoint"}
+    assert res["changepoint"]["forecast"] == "cached ar.npz"
+    assert res["AMZN"]["forecast"] == "AR(3) on log y"
+    for r in res.values():
+        assert 0.7 < r["eci"]["coverage"] <= 1.0
+        assert r["width_ratio_best_eci_over_best_baseline"] > 0
+    with pytest.raises(ValueError, match="not a folder"):
+        real_data_benchmark(tmp_path / "nope", PRESETS["quick"])

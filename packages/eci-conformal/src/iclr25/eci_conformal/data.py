@@ -64,6 +64,22 @@ def make_mix1(seed: int | np.random.Generator = 0, block: int = 1000) -> np.ndar
     return np.concatenate([up, down, sine, 0.5 + ar[3:]])
 
 
+SCORE_STREAMS: dict[str, int] = {"mix1": 1000, "stationary": 100, "increasing_lownoise": 100}  # name -> T_burnin
+
+
+def make_score_stream(name: str, seed: int | np.random.Generator = 0) -> np.ndarray:
+    """A Conformal-PID paper score stream by config name: "mix1", "stationary" (0.5 + N(0, 0.1^2), 1000
+    steps) or "increasing_lownoise" (linspace(0, 1) + N(0, 0.01^2), 1000 steps)."""
+    if name == "mix1":
+        return make_mix1(seed)
+    rng = _rng(seed)
+    if name == "stationary":
+        return np.full(1000, 0.5) + 0.1 * rng.standard_normal(1000)
+    if name == "increasing_lownoise":
+        return np.linspace(0, 1, 1000) + 0.01 * rng.standard_normal(1000)
+    raise ValueError(f"score stream must be one of {', '.join(SCORE_STREAMS)}; got {name!r}")
+
+
 def make_bounded_stream(n: int = 20000, seed: int | np.random.Generator = 0) -> np.ndarray:
     """A bounded, strongly dependent score stream in [0, 1.2]: clip((0.05 * random walk mod 1) + 0.1 U, 0, 1.2)."""
     rng = _rng(seed)
