@@ -22,7 +22,39 @@ PAPER = Paper(
     summary="A diffusion forward process that mixes each frame's noise with the previous frames' states, for temporal prediction.",
 )
 
-_EXPORTS: dict[str, str] = {}  # public name -> submodule, e.g. "ECI": "methods"
+_EXPORTS: dict[str, str] = {
+    "make_beta_schedule": "dydiff",
+    "make_theta_schedule": "dydiff",
+    "cumprod_schedule": "dydiff",
+    "dyn": "dydiff",
+    "dyn_inverse": "dydiff",
+    "ddim_timesteps": "dydiff",
+    "condition_input": "dydiff",
+    "DynamicalDiffusion": "dydiff",
+    "FrameStackUNet": "models",
+    "TSDenoiser": "models",
+    "make_dpm": "baselines",
+    "persistence": "baselines",
+    "crps_pwm": "metrics",
+    "crps_pwm_map": "metrics",
+    "pooled_crps": "metrics",
+    "ensemble_mse": "metrics",
+    "official_rmse": "metrics",
+    "csi": "metrics",
+    "pooled_csi": "metrics",
+    "crps_sum": "metrics",
+    "simulate_advection_diffusion_1d": "data",
+    "simulate_advection_diffusion": "data",
+    "simulate_heat": "data",
+    "synthetic_multivariate_ts": "data",
+    "load_turbulence_npy": "data",
+    "load_sevir_h5": "data",
+    "load_video_npy": "data",
+    "load_gluonts_dataset": "data",
+    "load_wide_csv": "data",
+    "train": "training",
+    "evaluate": "training",
+}
 
 __all__ = ["PAPER", *sorted(_EXPORTS)]
 
