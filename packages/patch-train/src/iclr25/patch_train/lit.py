@@ -1,0 +1,147 @@
+"""Lightning wrapper of one training stage of arXiv 2407.12665 (Section 2.2 and 3.1).
+
+`StageModule` trains a causal LM for one `StagePlan`: patch level (K>1, Eqs. 1-2) or token level (K=1).
+Each stage is its own module and its own `fit`, so the optimizer (AdamW) and the warmup + cosine
+schedule are fresh at the stage switch, as in the official two-launch recipe. The training data of a
+stage is a fixed array of blocks read in order; the loader starts at the restored global step, so a
+run resumed from a checkpoint sees exactly the batches it would have seen.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import lightning as L
+import numpy as np
+import torch
+
+from iclr25.patch_train.patch import patch_forward
+from iclr25.patch_train.plan import StagePlan, hf_cosine_lr
+
+
+class _MicroBatches(torch.utils.data.Dataset):
+    """Micro-batch i of a stage: rows [i*mb, (i+1)*mb) of its block array."""
+
+    def __init__(self, blocks: torch.Tensor, micro_batch: int) -> None:
+        self.blocks, self.mb = blocks, micro_batch
+
+    def __len__(self) -> int:
+        return len(self.blocks) // self.mb
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        return self.blocks[i * self.mb : (i + 1) * self.mb]
+
+
+class StageModule(L.LightningModule):
+    """One stage (patch or token level) of two-stage training, for any Hugging Face causal LM."""
+
+    def __init__(
+        self,
+        model: Any,
+        plan: StagePlan,
+        blocks: np.ndarray,
+        *,
+        accumulate: int = 1,
+        betas: tuple[float, float] = (0.9, 0.95),
+        eps: float = 1e-8,
+        weight_decay: float = 0.1,
+        flops_per_position: float = 0.0,
+    ) -> None:
+        super().__init__()
+        if blocks.ndim != 2 or blocks.shape[1] != plan.block_tokens:
+            raise ValueError(f"blocks must be (n, {plan.block_tokens}) for this stage, got {blocks.shape}")
+        if blocks.shape[0] != plan.steps * plan.seqs_per_step:
+            raise ValueError(f"stage needs {plan.steps * plan.seqs_per_step} blocks, got {blocks.shape[0]}")
+        if plan.seqs_per_step % accumulate:
+            raise ValueError(f"seqs_per_step={plan.seqs_per_step} must be divisible by accumulate={accumulate}")
+        self.model, self.plan, self.accumulate = model, plan, accumulate
+        self.blocks = torch.from_numpy(np.ascontiguousarray(blocks))
+        self.betas, self.eps, self.weight_decay = betas, eps, weight_decay
+        self.flops_per_position = flops_per_position
+        self.losses: list[float] = []
+        self.start_info: dict[str, Any] = {}
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """Logits at this stage's patch size: (B, L/K, V)."""
+        return patch_forward(self.model, input_ids, self.plan.K)[0]
+
+    def training_step(self, batch: torch.Tensor, batch_idx: int) -> torch.Tensor:
+        """Patch loss (Eq. 2) or next-token loss on one micro-batch of blocks."""
+        _, loss = patch_forward(self.model, batch, self.plan.K, labels=batch)
+        self.losses.append(float(loss.detach()))
+        step = self.global_step + 1
+        self.log_dict(
+            {
+                "train/loss": loss,
+                "train/lr": self.optimizers().param_groups[0]["lr"],
+                "train/K": float(self.plan.K),
+                "train/tokens_seen": float(step * self.plan.tokens_per_step),
+                "train/flops": float(step * self.plan.positions_per_step * self.flops_per_position),
+            },
+            on_step=True,
+            on_epoch=False,
+        )
+        return loss
+
+    def configure_optimizers(self) -> dict[str, Any]:
+        """A fresh AdamW (no decay on norms) and the HF warmup + cosine schedule of this stage."""
+        decay = [p for p in self.model.parameters() if p.requires_grad and p.dim() >= 2]
+        no_decay = [p for p in self.model.parameters() if p.requires_grad and p.dim() < 2]
+        opt = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": self.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=self.plan.lr,
+            betas=self.betas,
+            eps=self.eps,
+        )
+        plan = self.plan
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda s: hf_cosine_lr(s, 1.0, plan.warmup, plan.steps)
+        )  # lr(0) = 0 in every stage
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+    def on_train_start(self) -> None:
+        """Record what the stage starts from: optimizer state size, lr, step (stage-switch checks)."""
+        opt = self.optimizers().optimizer
+        self.start_info = {
+            "global_step": int(self.global_step),
+            "optimizer_state_entries": len(opt.state),
+            "lr": float(opt.param_groups[0]["lr"]),
+        }
+
+    def train_dataloader(self) -> torch.utils.data.DataLoader:
+        """Micro-batches in order, starting after the ones already consumed (exact resume)."""
+        micro = self.plan.seqs_per_step // self.accumulate
+        data = _MicroBatches(self.blocks, micro)
+        start = int(self.trainer.global_step) * self.accumulate if self._trainer is not None else 0
+        return torch.utils.data.DataLoader(data, batch_size=None, sampler=range(start, len(data)), num_workers=0)
+
+
+class StepTimer(L.Callback):
+    """Wall time of training steps (forward, backward, optimizer), skipping the first `warmup` steps."""
+
+    def __init__(self, warmup: int = 5) -> None:
+        self.warmup, self.seconds, self.steps, self.tokens, self._t0, self._seen = warmup, 0.0, 0, 0, 0.0, 0
+
+    def on_train_batch_start(self, trainer: L.Trainer, pl_module: L.LightningModule, batch: Any, batch_idx: int) -> None:
+        """Start the clock."""
+        if torch.cuda.is_available() and pl_module.device.type == "cuda":
+            torch.cuda.synchronize()
+        self._t0 = time.perf_counter()
+
+    def on_train_batch_end(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int
+    ) -> None:
+        """Stop the clock and accumulate."""
+        if torch.cuda.is_available() and pl_module.device.type == "cuda":
+            torch.cuda.synchronize()
+        self._seen += 1
+        if self._seen > self.warmup:
+            self.seconds += time.perf_counter() - self._t0
+            self.steps += 1
+            self.tokens += int(batch.numel())
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Tokens read per second over the timed steps (0 before any)."""
+        return self.tokens / self.seconds if self.seconds > 0 else 0.0

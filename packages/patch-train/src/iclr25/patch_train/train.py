@@ -1,0 +1,160 @@
+"""Two-stage training of arXiv 2407.12665 (Section 2.2) through the shared Lightning trainer.
+
+`train_two_stage` runs a list of `StagePlan`s on one model: each stage takes the next unread tokens of
+the stream (stages read disjoint data, in order), is its own `fit` with a fresh AdamW and schedule,
+and hands the same weights to the next stage. `train_stage` runs (or resumes) one stage.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from iclr25.patch_train.data import TokenStream, pack_blocks
+from iclr25.patch_train.lit import StageModule, StepTimer
+from iclr25.patch_train.patch import flops_per_position
+from iclr25.patch_train.plan import StagePlan
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    """AdamW and clipping of both stages (paper Section 3.1 / official scripts)."""
+
+    betas: tuple[float, float] = (0.9, 0.95)
+    eps: float = 1e-8
+    weight_decay: float = 0.1
+    clip: float = 1.0
+    micro_batch: int | None = None  # sequences per forward pass; None: the whole step at once
+
+
+@dataclass
+class StageResult:
+    """What one stage did: its plan, losses, timing, where it read the stream and how it started."""
+
+    plan: StagePlan
+    losses: list[float]
+    wall_s: float
+    step_s: float  # mean wall time of a timed optimizer step
+    tokens_per_s: float
+    stream_start: int
+    stream_end: int
+    start_info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def positions_per_s(self) -> float:
+        """Sequence positions per second (tokens per second / K)."""
+        return self.tokens_per_s / self.plan.K
+
+
+def train_stage(
+    model: Any,
+    plan: StagePlan,
+    blocks: np.ndarray,
+    run_dir: str | Path,
+    *,
+    optim: OptimConfig | None = None,
+    device: str = "auto",
+    wandb: str = "off",
+    seed: int = 0,
+    checkpoint: bool = False,
+    ckpt_path: str | Path | None = None,
+    max_steps: int | None = None,
+    timer_warmup: int = 5,
+    threads: int | None = None,
+) -> tuple[StageModule, StepTimer, float]:
+    """Fit one stage on `blocks` (steps x seqs_per_step rows); returns (module, timer, wall seconds).
+
+    `max_steps` stops early (the schedule still spans `plan.steps`); `ckpt_path` resumes a checkpoint.
+    `threads` sets torch's CPU threads after the trainer is built (one thread is fastest for tiny models
+    on a busy machine).
+    """
+    import torch
+
+    from iclr25.shared.trainer import fit, make_trainer
+
+    optim = optim or OptimConfig()
+    mb = optim.micro_batch or plan.seqs_per_step
+    if plan.seqs_per_step % mb:
+        raise ValueError(f"micro_batch={mb} must divide the stage's {plan.seqs_per_step} sequences per step")
+    context = plan.block_tokens // plan.K
+    module = StageModule(
+        model,
+        plan,
+        blocks,
+        accumulate=plan.seqs_per_step // mb,
+        betas=optim.betas,
+        eps=optim.eps,
+        weight_decay=optim.weight_decay,
+        flops_per_position=flops_per_position(model, context),
+    )
+    timer = StepTimer(warmup=timer_warmup)
+    trainer = make_trainer(
+        run_dir,
+        max_steps=max_steps or plan.steps,
+        device=device,
+        wandb=wandb,
+        run_name=f"{plan.stage}-K{plan.K}",
+        config=plan.to_dict(),
+        seed=seed,
+        checkpoint=checkpoint,
+        callbacks=[timer],
+        accumulate_grad_batches=plan.seqs_per_step // mb,
+        gradient_clip_val=optim.clip,
+        limit_val_batches=0,
+        num_sanity_val_steps=0,
+        log_every_n_steps=max(1, min(50, plan.steps // 10)),
+    )
+    if threads:
+        torch.set_num_threads(threads)
+    start = time.perf_counter()
+    fit(trainer, module, ckpt_path=str(ckpt_path) if ckpt_path else None)
+    return module, timer, time.perf_counter() - start
+
+
+def train_two_stage(
+    model: Any,
+    stream: TokenStream,
+    plans: list[StagePlan],
+    run_dir: str | Path,
+    *,
+    optim: OptimConfig | None = None,
+    device: str = "auto",
+    wandb: str = "off",
+    seed: int = 0,
+    checkpoint: bool = False,
+    threads: int | None = None,
+) -> list[StageResult]:
+    """Run the stages in order on one model; each reads the next unread part of `stream`."""
+    results = []
+    for i, plan in enumerate(plans):
+        begin = stream.offset
+        blocks = pack_blocks(stream.take(plan.tokens), plan.block_tokens)  # (steps * seqs, K*T)
+        module, timer, wall = train_stage(
+            model,
+            plan,
+            blocks,
+            Path(run_dir) / f"stage{i + 1}-{plan.stage}",
+            optim=optim,
+            device=device,
+            wandb=wandb,
+            seed=seed + i,
+            checkpoint=checkpoint,
+            threads=threads,
+        )
+        results.append(
+            StageResult(
+                plan=plan,
+                losses=module.losses,
+                wall_s=wall,
+                step_s=timer.seconds / max(1, timer.steps) * (module.accumulate if timer.steps else 1),
+                tokens_per_s=timer.tokens_per_s,
+                stream_start=begin,
+                stream_end=stream.offset,
+                start_info=module.start_info,
+            )
+        )
+    return results
