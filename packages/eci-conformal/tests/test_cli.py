@@ -73,9 +73,10 @@ def test_missing_file_and_unknown_method(tmp_path, capsys):
 
 def test_reproduce_small_override(tmp_path, capsys):
     out = tmp_path / "rep"
-    overrides = ["seeds=1", "settings=changepoint", "extras=false", "mix1_seeds=0", "figures=false", "validity_n=4000"]
-    code = main(["reproduce", "--scale", "quick", "--out", str(out), *overrides])
+    overrides = ["seeds=1", "settings=changepoint", "extras=false", "mix1_seeds=0", "validity_n=4000"]
+    code = main(["reproduce", "--scale", "quick", "--seed", "3", "--out", str(out), *overrides])
     report = Report.read(out)
+    assert report.figures and all((out / f).stat().st_size > 0 for f in report.figures)
     assert code == (1 if report.failed_gated else 0)
     assert report.config["seeds"] == 1 and report.command == "iclr25-eci-conformal reproduce --scale quick"
     assert {c.name for c in report.claims} >= {"coverage_changepoint", "width_noninferior_changepoint"}

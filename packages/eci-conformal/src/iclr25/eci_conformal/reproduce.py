@@ -151,7 +151,9 @@ def select_lr(
     return min(lrs, key=lambda lr: abs(means[lr][0] - target))
 
 
-def _setting_run(config: Config, setting: str, seed: int, score: str, grid_spec: dict, out: _Grid, keep: dict) -> int:
+def _setting_run(
+    config: Config, setting: str, seed: int, score: str, grid_spec: dict, out: _Grid, keep: dict | None
+) -> int:
     from iclr25.eci_conformal.data import CHANGEPOINTS, make_regression, rolling_ols
     from iclr25.eci_conformal.intervals import interval_from_scores
     from iclr25.eci_conformal.metrics import covered, recovery_time, summarize
@@ -169,9 +171,9 @@ def _setting_run(config: Config, setting: str, seed: int, score: str, grid_spec:
                 cov = covered(lo, hi, y)
                 rec = float(np.mean([recovery_time(cov, tau) for tau in CHANGEPOINTS if tau < len(y)]))
             out.add((method, lr), m, rec)
-            if seed == 0:
+            if keep is not None:  # the first seed's intervals, for the figures
                 keep[(setting, method, lr)] = (lo, hi)
-    if seed == 0:
+    if keep is not None:
         keep[(setting, "y")] = (y, yhat)
     return steps
 
@@ -402,7 +404,8 @@ def run(
         for setting in config.settings:
             g = grids.setdefault(f"{setting}/{score}", {"": _Grid()})[""]
             for k in range(config.seeds):
-                steps += _setting_run(config, setting, seed + k, score, spec, g, keep if score == "signed" else {})
+                first = keep if (score == "signed" and k == 0) else None
+                steps += _setting_run(config, setting, seed + k, score, spec, g, first)
     bench_s = time.perf_counter() - start
 
     # ---- selection and summaries
