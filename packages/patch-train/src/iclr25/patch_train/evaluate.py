@@ -47,7 +47,7 @@ def evaluate_nll(
     total, count = 0.0, 0
     for start in range(0, len(windows), batch_size):
         batch = torch.from_numpy(windows[start : start + batch_size]).to(device)
-        logits, loss = patch_forward(model, batch, K=1, labels=batch)
+        _, loss = patch_forward(model, batch, K=1, labels=batch)
         total += float(loss) * batch.shape[0] * (T - 1)
         count += batch.shape[0] * (T - 1)
     model.train(was_training)
@@ -82,7 +82,9 @@ def load_mc_task(path: str | Path, fmt: str = "auto") -> list[MCItem]:
             ctx = rec["ctx"] if "ctx" in rec else rec["ctx_a"] + " " + rec["ctx_b"].capitalize()
             items.append(MCItem(ctx, tuple(" " + e for e in rec["endings"]), int(rec["label"])))
         elif kind == "piqa":
-            items.append(MCItem(f"Question: {rec['goal']}\nAnswer:", (" " + rec["sol1"], " " + rec["sol2"]), int(rec["label"])))
+            items.append(
+                MCItem(f"Question: {rec['goal']}\nAnswer:", (" " + rec["sol1"], " " + rec["sol2"]), int(rec["label"]))
+            )
         elif kind == "arc":
             q = rec["question"]
             labels = [c["label"] for c in q["choices"]]

@@ -20,6 +20,12 @@ from iclr25.patch_train.patch import patch_forward
 from iclr25.patch_train.plan import StagePlan, hf_cosine_lr
 
 
+def weights_fingerprint(model: Any) -> float:
+    """A float64 checksum of all parameters (equal weights give equal checksums)."""
+    with torch.no_grad():
+        return float(sum((p.double() * (1.0 + i % 7)).sum() for i, p in enumerate(model.parameters())))
+
+
 class _MicroBatches(torch.utils.data.Dataset):
     """Micro-batch i of a stage: rows [i*mb, (i+1)*mb) of its block array."""
 
@@ -107,6 +113,7 @@ class StageModule(L.LightningModule):
             "global_step": int(self.global_step),
             "optimizer_state_entries": len(opt.state),
             "lr": float(opt.param_groups[0]["lr"]),
+            "weights_fingerprint": weights_fingerprint(self.model),
         }
 
     def train_dataloader(self) -> torch.utils.data.DataLoader:
@@ -123,7 +130,9 @@ class StepTimer(L.Callback):
     def __init__(self, warmup: int = 5) -> None:
         self.warmup, self.seconds, self.steps, self.tokens, self._t0, self._seen = warmup, 0.0, 0, 0, 0.0, 0
 
-    def on_train_batch_start(self, trainer: L.Trainer, pl_module: L.LightningModule, batch: Any, batch_idx: int) -> None:
+    def on_train_batch_start(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, batch: Any, batch_idx: int
+    ) -> None:
         """Start the clock."""
         if torch.cuda.is_available() and pl_module.device.type == "cuda":
             torch.cuda.synchronize()

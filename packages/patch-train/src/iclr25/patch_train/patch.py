@@ -61,7 +61,9 @@ def patch_lm_loss(logits: torch.Tensor, labels: torch.Tensor, K: int, ignore_ind
     ordinary shifted next-token cross-entropy.
     """
     if logits.dim() != 3 or labels.dim() != 2:
-        raise ValueError(f"logits must be (B, T, V) and labels (B, K*T); got {tuple(logits.shape)}, {tuple(labels.shape)}")
+        raise ValueError(
+            f"logits must be (B, T, V) and labels (B, K*T); got {tuple(logits.shape)}, {tuple(labels.shape)}"
+        )
     B, T, V = logits.shape
     if labels.shape != (B, K * T):
         raise ValueError(f"labels must have shape (B, K*T) = {(B, K * T)}, got {tuple(labels.shape)}")
@@ -78,9 +80,7 @@ def patch_lm_loss(logits: torch.Tensor, labels: torch.Tensor, K: int, ignore_ind
 def token_lm_loss(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int = IGNORE_INDEX) -> torch.Tensor:
     """Standard shifted next-token cross-entropy (the K=1 case of Eq. 2)."""
     V = logits.shape[-1]
-    return F.cross_entropy(
-        logits[:, :-1].float().reshape(-1, V), labels[:, 1:].reshape(-1), ignore_index=ignore_index
-    )
+    return F.cross_entropy(logits[:, :-1].float().reshape(-1, V), labels[:, 1:].reshape(-1), ignore_index=ignore_index)
 
 
 def patch_forward(
@@ -98,7 +98,7 @@ def patch_forward(
         logits = model(input_ids=input_ids).logits  # (B, T, V)
         loss = token_lm_loss(logits, labels) if labels is not None else None
         return logits, loss
-    B, L = input_ids.shape
+    B = input_ids.shape[0]
     embeds = patchify(model.get_input_embeddings()(input_ids), K)  # (B, T, d)
     T = embeds.shape[1]
     logits = model(inputs_embeds=embeds, position_ids=patch_position_ids(B, T, input_ids.device)).logits
@@ -155,6 +155,18 @@ def count_params(model: Any, include_embedding: bool = False) -> int:
     return total
 
 
+def llama_params(size: str, vocab_size: int) -> int:
+    """Non-embedding parameters of a LLaMA of `MODEL_SIZES[size]` (attention, SwiGLU, norms, untied head)."""
+    dims = MODEL_SIZES[size]
+    d, ff, n_layers = dims["d_model"], dims["d_ff"], dims["n_layers"]
+    return n_layers * (4 * d * d + 3 * d * ff + 2 * d) + d + d * vocab_size
+
+
+def flops_per_position_dims(n_params: int, n_layers: int, d_model: int, context: int) -> float:
+    """Training FLOPs of one sequence position: 6 N + 6 L T d (Kaplan et al.; attention included)."""
+    return 6.0 * n_params + 6.0 * n_layers * context * d_model
+
+
 def flops_per_position(model: Any, context: int) -> float:
     """Training FLOPs of one sequence position: 6 N (weights incl. head) + 6 L T d (attention), Kaplan et al.
 
@@ -162,8 +174,7 @@ def flops_per_position(model: Any, context: int) -> float:
     LM-head row); averaging K embeddings and gathering K log-probabilities are negligible.
     """
     cfg = model.config
-    n = count_params(model)
-    return 6.0 * n + 6.0 * cfg.num_hidden_layers * context * cfg.hidden_size
+    return flops_per_position_dims(count_params(model), cfg.num_hidden_layers, cfg.hidden_size, context)
 
 
 def perplexity(nll: float) -> float:

@@ -84,10 +84,8 @@ def plan_two_stage(
         raise ValueError("give exactly one of total_tokens (equal data) or compute_budget (equal compute)")
     if T < 2 or tokens_per_step % T or tokens_per_step % (K * T):
         raise ValueError(f"tokens_per_step={tokens_per_step} must be a multiple of K*T={K * T} (T>=2)")
-    if total_tokens is not None:
-        data_steps = total_tokens / tokens_per_step
-    else:
-        data_steps = compute_budget / training_cost(lam, K)  # equal compute: 1/C(lam, K) times the data
+    # equal compute: 1/C(lam, K) times the data of the token-level budget
+    data_steps = total_tokens / tokens_per_step if total_tokens is not None else compute_budget / training_cost(lam, K)
     if K > 1:
         patch_steps, token_steps = round(lam * data_steps), round((1.0 - lam) * data_steps)
     else:
@@ -102,7 +100,9 @@ def plan_two_stage(
     return plans
 
 
-def plan_token_only(T: int, tokens_per_step: int, steps: int, lr: float = 3e-4, warmup: int | float = 2000) -> list[StagePlan]:
+def plan_token_only(
+    T: int, tokens_per_step: int, steps: int, lr: float = 3e-4, warmup: int | float = 2000
+) -> list[StagePlan]:
     """The token-level baseline: `steps` steps of blocks of T tokens."""
     return [StagePlan("token", 1, T, tokens_per_step // T, steps, warmup_steps(steps, warmup), lr)]
 

@@ -8,6 +8,7 @@ and hands the same weights to the next stage. `train_stage` runs (or resumes) on
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from iclr25.patch_train.data import TokenStream, pack_blocks
-from iclr25.patch_train.lit import StageModule, StepTimer
+from iclr25.patch_train.lit import StageModule, StepTimer, weights_fingerprint
 from iclr25.patch_train.patch import flops_per_position
 from iclr25.patch_train.plan import StagePlan
 
@@ -43,6 +44,8 @@ class StageResult:
     stream_start: int
     stream_end: int
     start_info: dict[str, Any] = field(default_factory=dict)
+    end_fingerprint: float = 0.0
+    eval: dict[str, float] = field(default_factory=dict)
 
     @property
     def positions_per_s(self) -> float:
@@ -127,8 +130,12 @@ def train_two_stage(
     seed: int = 0,
     checkpoint: bool = False,
     threads: int | None = None,
+    eval_fn: Callable[[Any], dict[str, float]] | None = None,
 ) -> list[StageResult]:
-    """Run the stages in order on one model; each reads the next unread part of `stream`."""
+    """Run the stages in order on one model; each reads the next unread part of `stream`.
+
+    `eval_fn(model)` runs after every stage (e.g. token-level validation NLL) and lands in `StageResult.eval`.
+    """
     results = []
     for i, plan in enumerate(plans):
         begin = stream.offset
@@ -155,6 +162,8 @@ def train_two_stage(
                 stream_start=begin,
                 stream_end=stream.offset,
                 start_info=module.start_info,
+                end_fingerprint=weights_fingerprint(model),
+                eval=eval_fn(model) if eval_fn else {},
             )
         )
     return results

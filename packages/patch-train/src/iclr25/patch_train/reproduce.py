@@ -1,0 +1,446 @@
+"""Reproduction of arXiv 2407.12665: cost accounting, the mechanics of Eqs. 1-2 and the stage switch,
+and the four-run benchmark (token-only, patch at equal compute, scratch on the remainder, patch at equal
+data; Table 1, Table 4, Fig. 5) with wall times and throughput.
+
+Gated claims (asserted in CI): the exact cost and step accounting, the patch loss against its loop form,
+exact mean pooling at patch positions, the stage switch (same weights, fresh optimizer, lr 0, next
+unread data) and a smoke run (the patch loss falls; the patch-trained model, read at token level, beats
+the uniform log V). The direction of the benchmark is reported, not gated: at CPU scale patch training
+is expected to lose (the paper needs >= 180B tokens to win at equal data, Table 4).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iclr25.shared.results import Claim, Report, prepare_run_dir
+
+SLUG = "patch-train"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Quick: `iclr25-patch-train reproduce --scale quick` (~15 min on 2 busy CPU cores, 3 seeds x 4 runs).
+
+    Expected: every gated claim holds; patch training at equal compute ends ~0.1-0.3 nats *worse* than
+    token-only at this scale (the paper's gain needs >= 180B tokens).
+    """
+
+    seeds: int = 3
+    model: str = "tiny"  # d 64, ffn 172, 2 layers, 2 heads (spec 6a)
+    corpus: str = "stdlib"  # stdlib | shakespeare | topics | a local .jsonl / .json / .raw / folder
+    tokenizer: str = "byte"  # byte | path to a local tokenizer.json
+    T: int = 64  # context (token stage) = patches per block (patch stage: K*T tokens)
+    K: int = 4  # paper Table 1
+    lam: float = 2 / 3  # paper Table 1 (cost 0.5x)
+    tokens_per_step: int = 1024  # equal in both stages (official scripts: 2**21)
+    token_steps: int = 600  # the token-only budget; patch at equal compute runs 1/C(lam, K) of its data
+    lr: float = 3e-3  # paper 3e-4 at 370M; tiny models take a larger lr
+    warmup: float = 0.1  # fraction of each stage (paper: 2000 steps per stage)
+    runs: tuple[str, ...] = ("token", "patch", "scratch", "patch_equal_data")
+    eval_windows: int = 2048  # non-overlapping T-token validation windows (seeded subset)
+    micro_batch: int = 0  # sequences per forward pass; 0 = the whole step
+    threads: int = 1  # torch CPU threads (1 is fastest for the tiny model on a shared machine)
+    chunk: int = 512  # the training stream is shuffled once per seed in chunks of this many tokens
+    max_len: int = 0  # model position table; 0 = T
+    extra: dict[str, int] = field(default_factory=dict)  # model overrides, e.g. {"n_layers": 4}
+
+    def __post_init__(self) -> None:
+        from iclr25.patch_train.baselines import RUNS
+
+        if self.seeds < 1 or self.token_steps < 2 or self.T < 2 or self.K < 1:
+            raise ValueError("seeds >= 1, token_steps >= 2, T >= 2 and K >= 1 are required")
+        if not 0.0 < self.lam < 1.0:
+            raise ValueError(f"lam must lie in (0, 1), got {self.lam}")
+        if self.tokens_per_step % (self.K * self.T):
+            raise ValueError(f"tokens_per_step={self.tokens_per_step} must be a multiple of K*T={self.K * self.T}")
+        bad = [r for r in self.runs if r not in RUNS]
+        if bad or "patch" not in self.runs:
+            raise ValueError(f"runs must include 'patch' and come from {', '.join(RUNS)}; got {list(self.runs)}")
+
+
+PRESETS: dict[str, Config] = {
+    # CI gate: ~40 s of CPU; token-only and patch (equal compute), one seed.
+    "ci": Config(seeds=1, token_steps=45, runs=("token", "patch"), eval_windows=256),
+    "quick": Config(),
+    # `iclr25-patch-train reproduce --scale full corpus=shards/ tokenizer=tokenizer.json`: the paper's 370M
+    # setting at equal compute on 15B token-level tokens (7,152 steps of 2M tokens): ~60 h per run on one
+    # H100-class GPU at ~150 TFLOP/s achieved, ~120 h for the token and patch runs.
+    "full": Config(
+        seeds=1,
+        model="370m",
+        corpus="data/pile",
+        tokenizer="data/tokenizer.json",
+        T=2048,
+        tokens_per_step=2**21,
+        token_steps=7152,
+        lr=3e-4,
+        warmup=0.0277,  # 2000 / 72,000-ish steps per stage in the official scripts, scaled to this budget
+        runs=("token", "patch"),
+        eval_windows=256,
+        micro_batch=16,
+        threads=0,
+    ),
+    # 125M variant on 2.5B token-level tokens (4,768 steps of 512K tokens, the paper's Fig. 5 batch): ~3.5 h per run.
+    "full-125m": Config(
+        seeds=1,
+        model="125m",
+        corpus="data/pile",
+        tokenizer="data/tokenizer.json",
+        T=2048,
+        tokens_per_step=2**19,
+        token_steps=4768,
+        lr=6e-4,
+        warmup=0.05,
+        runs=("token", "patch"),
+        eval_windows=256,
+        micro_batch=32,
+        threads=0,
+    ),
+}
+SCALES = tuple(PRESETS)
+
+# Paper numbers (arXiv v1): WikiText-103 test PPL of the 370M model.
+PAPER_TABLE4 = {"token_45B": 12.50, "patch_90B": 11.80}  # equal compute: token on 45B vs patch on 90B tokens
+PAPER_TABLE1 = {"token": 10.9, "patch_lam_2_3": 10.7}  # equal data (360B tokens), patch at 0.5x cost
+
+
+def _tokenizer(config: Config) -> Any:
+    from iclr25.patch_train.data import ByteTokenizer, HFTokenizer
+
+    return ByteTokenizer() if config.tokenizer == "byte" else HFTokenizer.from_file(config.tokenizer)
+
+
+def mechanics_claims(seed: int = 0) -> list[Claim]:
+    """The exact checks of spec §9.1-9.3: cost, official step counts, equal-compute FLOPs, Eqs. 1-2."""
+    import torch
+
+    from iclr25.patch_train.patch import (
+        flops_per_position_dims,
+        llama_params,
+        make_llama,
+        patch_forward,
+        patch_lm_loss,
+        patch_position_ids,
+        patchify,
+        token_lm_loss,
+        training_cost,
+    )
+    from iclr25.patch_train.plan import plan_flops, plan_token_only, plan_two_stage
+    from iclr25.patch_train.reference import patch_lm_loss_loop
+
+    claims = []
+    costs = {(0.5, 4): 0.625, (2 / 3, 4): 0.5, (0.8, 4): 0.4}
+    ok = all(math.isclose(training_cost(lam, K), v, rel_tol=1e-12) for (lam, K), v in costs.items())
+    claims.append(
+        Claim("cost_lam2/3_K4", "two-stage cost C(2/3, 4) = 2/3/4 + 1/3 (and 0.625, 0.4 for lam 1/2, 4/5)",
+              0.5, training_cost(2 / 3, 4), "|ours - 0.5| <= 1e-12 (all three)", ok, True)
+    )  # fmt: skip
+    tps = 2**21
+    eq_data = plan_two_stage(4, 2 / 3, 2048, tps, total_tokens=135_000 * tps)
+    eq_comp = plan_two_stage(4, 2 / 3, 2048, tps, compute_budget=135_000)
+    got = [(p.steps, p.seqs_per_step, p.block_tokens) for p in eq_data]
+    got_c = [p.steps for p in eq_comp]
+    ok = got == [(90_000, 256, 8192), (45_000, 1024, 2048)] and got_c == [180_000, 90_000]
+    claims.append(
+        Claim("official_step_counts", "135k-step data: 90k patch steps (256x8192) + 45k token steps (1024x2048); "
+              "135k-step compute budget: 180k + 90k", "90000+45000; 180000+90000",
+              f"{got[0][0]}+{got[1][0]}; {got_c[0]}+{got_c[1]}", "exact", ok, True)
+    )  # fmt: skip
+    fpp = flops_per_position_dims(llama_params("370m", 32_000), 24, 1024, 2048)
+    ratio = plan_flops(eq_comp, fpp) / plan_flops(plan_token_only(2048, tps, 135_000), fpp)
+    data_ratio = sum(p.tokens for p in eq_comp) / (135_000 * tps)
+    claims.append(
+        Claim("equal_compute_flops_ratio", "equal-compute patch plan (370M, T=2048) costs the token plan's FLOPs "
+              f"while reading {data_ratio:.3f}x the tokens", 1.0, ratio, "|ours - 1| <= 0.02 and data ratio 2.0 +- 1e-6",
+              abs(ratio - 1) <= 0.02 and abs(data_ratio - 2.0) <= 1e-6, True)
+    )  # fmt: skip
+
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(3, 9, 17, generator=g)
+    labels = torch.randint(0, 17, (3, 9), generator=g)
+    k1 = float((patch_lm_loss(logits, labels, 1) - token_lm_loss(logits, labels)).abs())
+    claims.append(Claim("patch_loss_K1_is_ce", "with K=1 the patch loss is the shifted next-token cross-entropy",
+                        0.0, k1, "|diff| <= 1e-6", k1 <= 1e-6, True))  # fmt: skip
+    logits4 = torch.randn(2, 6, 17, generator=g)
+    labels4 = torch.randint(0, 17, (2, 24), generator=g)
+    labels4[0, 5] = labels4[1, 9] = labels4[1, 13] = -100  # columns with different numbers of ignored targets
+    diff = float((patch_lm_loss(logits4, labels4, 4).double() - patch_lm_loss_loop(logits4, labels4, 4)).abs())
+    claims.append(Claim("patch_loss_eq2", "K=4 patch loss equals the loop form of Eq. 2 (per-k means, ignored labels)",
+                        0.0, diff, "|diff| <= 1e-5", diff <= 1e-5, True))  # fmt: skip
+
+    torch.manual_seed(seed)
+    model = make_llama("tiny", 64, 64).eval()
+    ids = torch.randint(0, 64, (2, 32), generator=g)
+    with torch.no_grad():
+        patch_logits, _ = patch_forward(model, ids, 4)
+        mean_emb = patchify(model.get_input_embeddings()(ids), 4)
+        ref = model(inputs_embeds=mean_emb, position_ids=patch_position_ids(2, 8)).logits
+        manual = model.get_input_embeddings()(ids).view(2, 8, 4, -1).sum(2) / 4
+        ref2 = model(inputs_embeds=manual).logits  # default positions are 0 ... T-1 too
+    err = float(max((patch_logits - ref).abs().max(), (patch_logits - ref2).abs().max()))
+    claims.append(Claim("patchify_exact_mean", "patch-mode logits = token-mode logits on averaged embeddings at "
+                        "positions 0..T-1", 0.0, err, "max |diff| <= 1e-5", err <= 1e-5, True))  # fmt: skip
+    return claims
+
+
+def _run_one(
+    name: str, plans: list[Any], config: Config, seed: int, train_ids: Any, valid_ids: Any, run_dir: Path,
+    device: str, wandb: str,
+) -> dict[str, Any]:  # fmt: skip
+    import torch
+
+    from iclr25.patch_train.data import TokenStream
+    from iclr25.patch_train.evaluate import evaluate_nll
+    from iclr25.patch_train.patch import make_llama
+    from iclr25.patch_train.train import OptimConfig, train_two_stage
+
+    torch.manual_seed(seed)
+    vocab = 256 if config.tokenizer == "byte" else _tokenizer(config).vocab_size
+    model = make_llama(config.model, vocab, config.max_len or config.T, **config.extra)
+    from iclr25.shared.device import pick_device
+
+    dev = pick_device(device)
+    model.to(dev)
+
+    def eval_fn(m: Any) -> dict[str, float]:
+        nll, ppl = evaluate_nll(m, valid_ids, config.T, config.eval_windows, seed=1234)
+        return {"nll": nll, "ppl": ppl}
+
+    start = time.perf_counter()
+    stages = train_two_stage(
+        model,
+        TokenStream(train_ids),
+        plans,
+        run_dir / f"seed{seed}" / name,
+        optim=OptimConfig(micro_batch=config.micro_batch or None),
+        device=device,
+        wandb=wandb,
+        seed=seed,
+        threads=config.threads or None,
+        eval_fn=eval_fn,
+    )
+    wall = time.perf_counter() - start
+    return {"stages": stages, "wall_s": wall, "nll": stages[-1].eval["nll"], "train_s": sum(s.wall_s for s in stages)}
+
+
+def run(
+    scale: str = "quick",
+    out: str | Path | None = None,
+    *,
+    seed: int = 0,
+    device: str = "auto",
+    wandb: str = "off",
+    overwrite: bool = False,
+    config: Config | None = None,
+) -> Report:
+    """Run the reproduction at `scale` (or with `config`), write results.json + report.md + figures."""
+    import numpy as np
+    import torch
+
+    from iclr25.patch_train.baselines import comparison_plans
+    from iclr25.patch_train.data import corpus_texts, encode_documents, shuffle_chunks
+    from iclr25.shared.cli import default_run_dir
+    from iclr25.shared.device import peak_flops, pick_device
+
+    if config is None:
+        if scale not in PRESETS:
+            raise ValueError(f"unknown scale {scale!r}; allowed: {', '.join(PRESETS)}")
+        config = PRESETS[scale]
+    run_dir = prepare_run_dir(out or default_run_dir(SLUG, "reproduce", scale), overwrite)
+    t_start = time.perf_counter()
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    claims = mechanics_claims(seed)
+
+    tok = _tokenizer(config)
+    train_all = encode_documents(corpus_texts(config.corpus, "train", seed), tok)
+    valid_ids = encode_documents(corpus_texts(config.corpus, "valid", seed), tok)
+    plans = comparison_plans(config.K, config.lam, config.T, config.tokens_per_step, config.token_steps, config.lr,
+                             config.warmup)  # fmt: skip
+    need = max(sum(p.tokens for p in plans[r]) for r in config.runs)
+    if len(train_all) < need:
+        raise ValueError(f"corpus {config.corpus!r} has {len(train_all)} training tokens; the runs need {need}")
+
+    results: dict[str, list[dict[str, Any]]] = {r: [] for r in config.runs}
+    for s in range(seed, seed + config.seeds):
+        stream = shuffle_chunks(train_all, config.chunk, seed=s)
+        for name in config.runs:
+            ids = stream
+            if name == "scratch":  # the patch run's remainder: the tokens after its patch stage
+                ids = stream[plans["patch"][0].tokens :]
+            results[name].append(_run_one(name, plans[name], config, s, ids, valid_ids, run_dir, device, wandb))
+
+    # ---- smoke / stage-switch claims from the first seed's patch run
+    p_run = results["patch"][0]["stages"]
+    st1, st2 = p_run[0], p_run[1]
+    k = max(1, len(st1.losses) // 10)
+    first, last = float(np.mean(st1.losses[:k])), float(np.mean(st1.losses[-k:]))
+    claims.append(Claim("patch_loss_falls", "the patch-stage loss falls (mean of last vs first 10% of steps)",
+                        None, last - first, "ours < 0", last < first, True))  # fmt: skip
+    log_v = math.log(tok.vocab_size)
+    claims.append(Claim("token_nll_after_patch_stage", f"after stage 1 the model read at token level (K=1) beats "
+                        f"uniform log V = {log_v:.3f}", None, st1.eval["nll"], f"ours < {log_v:.3f}",
+                        st1.eval["nll"] < log_v, True))  # fmt: skip
+    switch_ok = (
+        st2.start_info["optimizer_state_entries"] == 0
+        and st2.start_info["lr"] == 0.0
+        and st2.start_info["weights_fingerprint"] == st1.end_fingerprint
+        and st2.stream_start == st1.stream_end
+        and st1.stream_start == 0
+    )
+    claims.append(Claim("stage_switch", "stage 2 starts from stage 1's exact weights with an empty AdamW state, lr 0 "
+                        "and the next unread tokens", "same weights, fresh optimizer, lr 0",
+                        f"state entries {st2.start_info['optimizer_state_entries']}, lr {st2.start_info['lr']}, "
+                        f"stream {st1.stream_end}->{st2.stream_start}", "all exact", switch_ok, True))  # fmt: skip
+
+    # ---- benchmark (reported)
+    def stat(name: str, key: str = "nll") -> tuple[float, float]:
+        vals = [r[key] for r in results[name]]
+        return float(np.mean(vals)), float(np.std(vals))
+
+    metrics: dict[str, Any] = {"val_nll": {}, "val_nll_std": {}, "wall_s": {}, "tokens_read": {}, "positions_run": {}}
+    for name in config.runs:
+        metrics["val_nll"][name], metrics["val_nll_std"][name] = stat(name)
+        metrics["wall_s"][name] = stat(name, "train_s")[0]
+        metrics["tokens_read"][name] = sum(p.tokens for p in plans[name])
+        metrics["positions_run"][name] = sum(p.positions for p in plans[name])
+    metrics["val_nll_per_seed"] = {n: [r["nll"] for r in results[n]] for n in config.runs}
+    metrics["patch_stage1_token_nll"] = float(np.mean([r["stages"][0].eval["nll"] for r in results["patch"]]))
+    metrics["train_tokens_available"] = len(train_all)
+    metrics["valid_tokens"] = len(valid_ids)
+    metrics["plans"] = {n: [p.to_dict() for p in plans[n]] for n in config.runs}
+
+    paper_delta_c = math.log(PAPER_TABLE4["patch_90B"] / PAPER_TABLE4["token_45B"])
+    paper_delta_d = math.log(PAPER_TABLE1["patch_lam_2_3"] / PAPER_TABLE1["token"])
+    if "token" in config.runs:
+        d = metrics["val_nll"]["patch"] - metrics["val_nll"]["token"]
+        claims.append(Claim("patch_equal_compute_vs_token", "patch (K=4, lam=2/3) at equal compute reaches a lower "
+                            "token-level NLL than token-only (paper: Table 4, 370M, 45B vs 90B tokens; nats)",
+                            round(paper_delta_c, 4), d, "ours < 0 (reported: scale-dependent)", d < 0, False))  # fmt: skip
+        ratio_t = metrics["wall_s"]["patch"] / metrics["wall_s"]["token"]
+        claims.append(Claim("equal_compute_wall_time", "at equal compute the patch and token runs take the same "
+                            "wall time (patch / token)", 1.0, ratio_t, "|ours - 1| <= 0.25 (reported: noisy)",
+                            abs(ratio_t - 1) <= 0.25, False))  # fmt: skip
+    if "patch_equal_data" in config.runs and "token" in config.runs:
+        d = metrics["val_nll"]["patch_equal_data"] - metrics["val_nll"]["token"]
+        claims.append(Claim("patch_equal_data_vs_token", "patch at equal data (0.5x cost) matches token-only "
+                            "(paper: Table 1, 370M, 360B tokens; Δ nats)", round(paper_delta_d, 4), d,
+                            "ours <= 0.02 (reported)", d <= 0.02, False))  # fmt: skip
+    if "scratch" in config.runs:
+        d = metrics["val_nll"]["patch"] - metrics["val_nll"]["scratch"]
+        claims.append(Claim("patch_init_vs_scratch", "patch initialisation beats token training from scratch on the "
+                            "remaining (1-lam) data (paper Fig. 5; Δ nats)", None, d, "ours < 0 (reported)",
+                            d < 0, False))  # fmt: skip
+
+    # ---- throughput: tokens/s of the token-level and patch-level steps (first seed, patch run)
+    dev = pick_device(device)
+    tok_tps = st2.tokens_per_s
+    patch_tps = st1.tokens_per_s
+    speed = patch_tps / tok_tps if tok_tps else float("nan")
+    claims.append(Claim("patch_step_speedup", "the patch stage reads about K times more tokens per second than the "
+                        "token stage (ideal K = 4)", float(config.K), speed, f">= {config.K / 2:g} (reported: timings)",
+                        speed >= config.K / 2, False))  # fmt: skip
+    from iclr25.patch_train.patch import flops_per_position, make_llama
+
+    probe = (
+        make_llama(config.model, tok.vocab_size, config.max_len or config.T, **config.extra)
+        if config.model == "tiny"
+        else None
+    )
+    fpp = flops_per_position(probe, config.T) if probe is not None else _analytic_fpp(config, tok.vocab_size)
+    peak = peak_flops(dev)
+    throughput = {
+        "token_step_tokens_per_s": tok_tps,
+        "patch_step_tokens_per_s": patch_tps,
+        "patch_over_token_tokens_per_s": speed,
+        "token_step_ms": st2.step_s * 1e3,
+        "patch_step_ms": st1.step_s * 1e3,
+        "token_step_gflops_per_s": tok_tps * fpp / 1e9,
+        "patch_step_gflops_per_s": patch_tps / config.K * fpp / 1e9,
+    }
+    if peak:
+        throughput["token_step_mfu"] = tok_tps * fpp / peak
+        throughput["patch_step_mfu"] = patch_tps / config.K * fpp / peak
+    metrics["flops_per_position"] = fpp
+
+    figures = _figures(results, config, run_dir)
+    runtime = time.perf_counter() - t_start
+    report = Report(
+        paper=SLUG,
+        scale=scale,
+        claims=claims,
+        metrics=metrics,
+        config=asdict(config),
+        throughput=throughput,
+        runtime_s=runtime,
+        command=f"iclr25-patch-train reproduce --scale {scale}",
+        figures=figures,
+        notes=_notes(metrics, config),
+    )
+    report.environment["device"] = dev
+    report.write(run_dir)
+    return report
+
+
+def _analytic_fpp(config: Config, vocab: int) -> float:
+    from iclr25.patch_train.patch import MODEL_SIZES, flops_per_position_dims, llama_params
+
+    dims = MODEL_SIZES[config.model]
+    return flops_per_position_dims(llama_params(config.model, vocab), dims["n_layers"], dims["d_model"], config.T)
+
+
+def _notes(metrics: dict[str, Any], config: Config) -> str:
+    nll = metrics["val_nll"]
+    parts = [f"{n}: {v:.4f} ± {metrics['val_nll_std'][n]:.4f} nats/token" for n, v in nll.items()]
+    return (
+        f"Token-level validation NLL ({config.seeds} seeds, {config.corpus} corpus, byte tokens, model {config.model}): "
+        + "; ".join(parts)
+        + ". The direction of the benchmark is reported, never gated: the paper's gain appears at >= 180B tokens "
+        "(Table 4), far beyond a CPU budget."
+    )
+
+
+def _figures(results: dict[str, list[dict[str, Any]]], config: Config, run_dir: Path) -> list[str]:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # figures are optional
+        return []
+    from iclr25.shared.results import save_figure
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for name, runs in results.items():
+        x0, xs, ys = 0, [], []
+        for st in runs[0]["stages"]:
+            steps = len(st.losses)
+            flops_per_step = st.plan.positions_per_step
+            for i, v in enumerate(st.losses):
+                xs.append((x0 + i * flops_per_step) / 1e3)
+                ys.append(v)
+            x0 += steps * flops_per_step
+        ax.plot(xs, ys, label=name, lw=0.8)
+    ax.set_xlabel("sequence positions run (x1000) ∝ compute")
+    ax.set_ylabel("training loss (patch loss in stage 1)")
+    ax.set_title(f"seed {0}: K={config.K}, λ={config.lam:.3g}")
+    ax.legend(fontsize=8)
+    save_figure(fig, run_dir / "loss_curves.png")
+
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    names = list(results)
+    means = [sum(r["nll"] for r in results[n]) / len(results[n]) for n in names]
+    ax.bar(names, means, color=["C0", "C1", "C2", "C3"][: len(names)])
+    for n_i, n in enumerate(names):
+        ax.scatter([n_i] * len(results[n]), [r["nll"] for r in results[n]], color="k", s=8, zorder=3)
+    lo = min(min(r["nll"] for r in results[n]) for n in names)
+    ax.set_ylim(lo - 0.2, max(means) + 0.1)
+    ax.set_ylabel("validation NLL (nats/token)")
+    ax.set_title("token-level validation NLL")
+    save_figure(fig, run_dir / "val_nll.png")
+    return ["loss_curves.png", "val_nll.png"]
