@@ -61,7 +61,7 @@ def label_weights(
         raise ValueError("LDS smooths the re-weighting counts: use it with reweight='inverse' or 'sqrt_inv'")
     if reweight == "none":
         return np.ones_like(labels)
-    n_bins = int(round((max_label - min_label) / step)) + 1
+    n_bins = round((max_label - min_label) / step) + 1
     bins = np.clip(np.floor((labels - min_label) / step + 1e-9).astype(np.int64), 0, n_bins - 1)
     counts = np.bincount(bins, minlength=n_bins).astype(np.float64)  # (K,)
     values = np.clip(counts, 5, 1000) if reweight == "inverse" else np.sqrt(counts)

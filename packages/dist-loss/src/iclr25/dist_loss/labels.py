@@ -25,7 +25,7 @@ def label_grid(min_label: float, max_label: float, step: float) -> np.ndarray:
         raise ValueError(f"step must be > 0, got {step!r}")
     if not max_label > min_label:
         raise ValueError(f"max_label must exceed min_label, got min {min_label!r}, max {max_label!r}")
-    k = int(round((max_label - min_label) / step)) + 1
+    k = round((max_label - min_label) / step) + 1
     return min_label + step * np.arange(k)
 
 

@@ -87,7 +87,7 @@ def balanced_mae(pred: np.ndarray, target: np.ndarray, min_label: float = 0.0, s
     pred, target = _as_1d(pred, "pred"), _as_1d(target, "target")
     bins = _bins(target, min_label, step)
     err = np.abs(pred - target)
-    uniq, inv = np.unique(bins, return_inverse=True)
+    _, inv = np.unique(bins, return_inverse=True)
     return float(np.mean(np.bincount(inv, weights=err) / np.bincount(inv)))
 
 

@@ -1,0 +1,268 @@
+"""Training protocols of the Dist Loss experiments (Nie, Tang, Hong, ICLR 2025, arXiv 2411.15216, Sec. 4).
+
+The paper's best numbers use two stages (official README / trainer): stage 1 trains the whole network
+with plain L1; stage 2 ("RRT") re-initialises the last linear layer, freezes everything else and
+retrains only the regressor with the loss under study, selecting the epoch with the best *balanced*
+validation MAE. The end-to-end variant trains the whole network with the loss under study.
+
+Losses by method name (`METHODS`): l1, mse, focal_l1, dist (unweighted Dist Loss), inverse (inverse
+re-weighted L1), dist_inverse (Dist Loss + inverse weights, official weighting), sqinv_lds
+(sqrt-inverse + LDS re-weighted L1), sqinv_lds_fds (+ FDS on the penultimate features), bmc (Balanced MSE).
+A plain torch loop: the models are small and the loss has a custom backward, so no Lightning here.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from iclr25.dist_loss.baselines import FDS, BMCLoss, label_weights
+from iclr25.dist_loss.labels import kde_label_density, pseudo_labels
+from iclr25.dist_loss.loss import DistLoss, make_base_loss
+from iclr25.dist_loss.metrics import balanced_mae, shot_metrics, wasserstein1
+from iclr25.dist_loss.names import METHODS
+
+__all__ = ["METHODS", "MLP", "LossSetup", "TrainResult", "evaluate", "fit", "make_loss", "predict", "rrt"]
+
+
+class MLP(nn.Module):
+    """A ReLU MLP regressor split into `features` (the backbone) and a final `head` Linear(hidden, 1)."""
+
+    def __init__(self, in_dim: int, hidden: int = 64, depth: int = 2, bias_init: float = 0.0) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        dim = in_dim
+        for _ in range(depth):
+            layers += [nn.Linear(dim, hidden), nn.ReLU()]
+            dim = hidden
+        self.features = nn.Sequential(*layers)
+        self.head = nn.Linear(dim, 1)
+        self.reset_head(bias_init)
+
+    def reset_head(self, bias_init: float = 0.0) -> None:
+        """Re-initialise the last layer, its bias at `bias_init` (the train-label mean, spec 6a)."""
+        self.head.reset_parameters()
+        with torch.no_grad():
+            self.head.bias.fill_(bias_init)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Predictions, shape (N,)."""
+        return self.head(self.features(x)).reshape(-1)
+
+
+@dataclass
+class LossSetup:
+    """What a method needs at training time: a loss callable and optional extras."""
+
+    loss: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]  # (pred, target, weights)
+    weights: torch.Tensor | None = None  # per training sample
+    fds: FDS | None = None
+    params: list[nn.Parameter] = field(default_factory=list)  # extra trainable parameters (BMC sigma)
+
+
+def make_loss(
+    method: str,
+    y_train: np.ndarray,
+    batch_size: int,
+    lam: float = 1.0,
+    eps: float = 0.1,
+    bw: float = 0.5,
+    min_label: float = 0.0,
+    max_label: float = 120.0,
+    step: float = 1.0,
+    bmc_sigma: float = 8.0,
+    feature_dim: int = 64,
+    device: str = "cpu",
+) -> LossSetup:
+    """Build the loss of `method` (see module docstring) for training labels `y_train` and batch size B."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    weights = None
+    if method in ("inverse", "dist_inverse"):
+        weights = label_weights(y_train, "inverse", min_label=min_label, max_label=max_label, step=step)
+    elif method.startswith("sqinv_lds"):
+        weights = label_weights(y_train, "sqrt_inv", lds=True, min_label=min_label, max_label=max_label, step=step)
+    w_t = None if weights is None else torch.as_tensor(weights, dtype=torch.float32, device=device)
+    fds = FDS(feature_dim).to(device) if method == "sqinv_lds_fds" else None
+    if method in ("dist", "dist_inverse"):
+        density = kde_label_density(y_train, bw, min_label, max_label, step)
+        q = torch.as_tensor(pseudo_labels(density, batch_size, min_label, step), dtype=torch.float32, device=device)
+        dist = DistLoss("l1", lam=lam, eps=eps, dist_weighting="official")
+
+        def dist_loss(pred: torch.Tensor, target: torch.Tensor, w: torch.Tensor | None) -> torch.Tensor:
+            return dist(pred, target, q, weights=w)
+
+        return LossSetup(dist_loss, w_t, fds)
+    if method == "bmc":
+        bmc = BMCLoss(bmc_sigma).to(device)
+        return LossSetup(lambda p, t, w: bmc(p, t), None, None, list(bmc.parameters()))
+    base = make_base_loss({"mse": "l2", "focal_l1": "focal_l1"}.get(method, "l1"))
+
+    def plain(pred: torch.Tensor, target: torch.Tensor, w: torch.Tensor | None) -> torch.Tensor:
+        per = base(pred, target)
+        return (per * w).mean() if w is not None else per.mean()
+
+    return LossSetup(plain, w_t, fds)
+
+
+@dataclass
+class TrainResult:
+    """A trained model plus its selection epoch, history and training throughput."""
+
+    model: nn.Module
+    best_epoch: int
+    history: list[dict[str, float]]
+    samples_per_s: float
+
+
+def predict(model: nn.Module, x: torch.Tensor, chunk: int = 8192) -> np.ndarray:
+    """Predictions of `model` on `x` in eval mode, as a float64 numpy array."""
+    model.eval()
+    with torch.no_grad():
+        out = torch.cat([model(x[i : i + chunk]) for i in range(0, x.shape[0], chunk)])
+    return out.double().cpu().numpy()
+
+
+def fit(
+    model: nn.Module,
+    params: list[nn.Parameter],
+    x: torch.Tensor,
+    y: torch.Tensor,
+    setup: LossSetup,
+    x_val: torch.Tensor,
+    y_val: np.ndarray,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    select: str,
+    generator: torch.Generator,
+    lr_steps: tuple[int, ...] = (),
+    features_fn: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> TrainResult:
+    """Adam, shuffled mini-batches with drop_last, keep the epoch with the best val MAE (`select`: plain|balanced).
+
+    `features_fn` maps a batch of inputs to the head's input (the backbone); with FDS the features are
+    calibrated before the head from epoch 1 on, and FDS statistics are updated at every epoch end.
+    """
+    if select not in ("plain", "balanced"):
+        raise ValueError(f"select must be plain or balanced, got {select!r}")
+    n = x.shape[0]
+    if n < batch_size:
+        raise ValueError(f"batch size {batch_size} exceeds the {n} training samples (drop_last would skip all)")
+    opt = torch.optim.Adam(params + setup.params, lr=lr)
+    sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=list(lr_steps), gamma=0.1)
+    best, best_state, best_epoch, history = float("inf"), None, -1, []
+    seconds, seen = 0.0, 0
+    for epoch in range(epochs):
+        model.train()
+        perm = torch.randperm(n, generator=generator).to(x.device)
+        start = time.perf_counter()
+        for i in range(0, n - batch_size + 1, batch_size):  # drop_last
+            idx = perm[i : i + batch_size]
+            if setup.fds is not None and features_fn is not None:
+                feats = setup.fds(features_fn(x[idx]), y[idx], epoch)
+                pred = model.head(feats).reshape(-1)
+            else:
+                pred = model(x[idx])
+            w = None if setup.weights is None else setup.weights[idx]
+            loss = setup.loss(pred, y[idx], w)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            seen += batch_size
+        sched.step()
+        seconds += time.perf_counter() - start
+        if setup.fds is not None and features_fn is not None:
+            with torch.no_grad():
+                setup.fds.update_running_stats(features_fn(x), y, epoch)
+                setup.fds.update_last_epoch_stats(epoch + 1)
+        pred_val = predict(model, x_val)
+        mae = float(np.mean(np.abs(pred_val - y_val)))
+        bal = balanced_mae(pred_val, y_val)
+        history.append({"epoch": epoch, "loss": float(loss.detach()), "val_mae": mae, "val_balanced_mae": bal})
+        score = mae if select == "plain" else bal
+        if score < best:
+            best, best_epoch, best_state = score, epoch, copy.deepcopy(model.state_dict())
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    return TrainResult(model, best_epoch, history, seen / max(seconds, 1e-9))
+
+
+class _Head(nn.Module):
+    def __init__(self, head: nn.Linear) -> None:
+        super().__init__()
+        self.head = head
+
+    def forward(self, f: torch.Tensor) -> torch.Tensor:
+        return self.head(f).reshape(-1)
+
+
+def rrt(
+    backbone: MLP,
+    method: str,
+    x_train: torch.Tensor,
+    y_train: np.ndarray,
+    x_val: torch.Tensor,
+    y_val: np.ndarray,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    generator: torch.Generator,
+    lr_steps: tuple[int, ...] = (),
+    **loss_kwargs: float,
+) -> tuple[MLP, TrainResult]:
+    """Stage 2 (RRT): a fresh last layer trained with `method` on the frozen features of `backbone`."""
+    device = x_train.device
+    with torch.no_grad():  # features are frozen: compute them once (the MLP has no BatchNorm)
+        backbone.eval()
+        f_train, f_val = backbone.features(x_train), backbone.features(x_val)
+    model = copy.deepcopy(backbone)
+    for p in model.features.parameters():
+        p.requires_grad_(False)
+    model.reset_head(float(np.mean(y_train)))
+    head = _Head(model.head)
+    y_t = torch.as_tensor(y_train, dtype=torch.float32, device=device)
+    setup = make_loss(method, y_train, batch_size, feature_dim=f_train.shape[1], device=str(device), **loss_kwargs)
+    result = fit(
+        head,
+        list(head.parameters()),
+        f_train,
+        y_t,
+        setup,
+        f_val,
+        y_val,
+        epochs,
+        batch_size,
+        lr,
+        "balanced",
+        generator,
+        lr_steps,
+        features_fn=(lambda f: f) if setup.fds is not None else None,
+    )
+    return model, result
+
+
+def evaluate(
+    model: nn.Module,
+    x_test: torch.Tensor,
+    y_test: np.ndarray,
+    x_train: torch.Tensor,
+    y_train: np.ndarray,
+    many: int = 100,
+    few: int = 20,
+) -> dict[str, float]:
+    """Test MAE/GM overall and per shot region, balanced MAE, and train-prediction spread and W1."""
+    pred = predict(model, x_test)
+    shots = shot_metrics(pred, y_test, y_train, many, few)
+    train_pred = predict(model, x_train)
+    out = {f"{region}_{k}": v[k] for region, v in shots.items() for k in ("mae", "gm")}
+    out["balanced_mae"] = balanced_mae(pred, y_test)
+    out["train_pred_std"] = float(np.std(train_pred))
+    out["train_w1"] = wasserstein1(train_pred, y_train)
+    return out
