@@ -1,0 +1,424 @@
+"""ETD: Episodic Novelty Through Temporal Distance (Jiang, Liu et al., ICLR 2025, arXiv 2501.15418).
+
+The method of the paper in plain torch/numpy:
+
+- `mrn_distance`: the MRN quasimetric on 64-d codes (Sec. 3 of the paper, following Myers et al. 2024):
+  ``d(x, y) = max_i ReLU(a_i(x) - a_i(y)) + sqrt(sum_i (u_i(x) - u_i(y))^2 + eps)``  (Eq. MRN).
+- `TemporalDistanceCritic`: feature extractor g, embedding head phi and potential head c; the energy
+  ``f(x, y) = c(y) - d(phi(g(x)), phi(g(y)))`` whose symmetric-InfoNCE optimum makes d the successor distance
+  ``d_SD(x, y) = log p(s_f=y | s_0=y) - log p(s_f=y | s_0=x)``  (Eq. SD).
+- `contrastive_loss`: symmetric InfoNCE (row and column cross-entropies, halved) with an optional logsumexp penalty.
+- `truncated_geometric_offsets` / `sample_future_indices`: positives drawn from the discounted future *inside the
+  anchor's episode*, ``P(Delta=k) ∝ gamma^(k-1)`` on ``k = 1..R``.
+- `ETDReward`: the episodic memory of g-features and the intrinsic reward
+  ``b_t = min_{k <= t} d(phi(s_k), phi(s_{t+1}))`` (Eq. ETD-reward), with `RewardNormalizer` (EMA, momentum 0.9).
+
+Equation labels follow the spec of this package (the paper body's numbering could not be read); the official code
+(Jackory/ETD, `src/algo/intrinsic_rewards/tdd.py`) was used to resolve details. Deliberate differences from the
+official code: positives respect the true episode boundary (the official code is off by one; `boundary="official"`
+keeps its behaviour), and cached memory features are refreshed after every model update (`stale_features=True`
+keeps the official behaviour of never recomputing them).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+Energy = Literal["mrn_pot", "mrn", "l2", "cos", "dot"]
+LossKind = Literal["infonce_symmetric", "infonce", "infonce_backward"]
+ENERGIES = ("mrn_pot", "mrn", "l2", "cos", "dot")
+LOSSES = ("infonce_symmetric", "infonce", "infonce_backward")
+
+
+# --------------------------------------------------------------------------------------------------
+# Quasimetric and energies
+
+
+def mrn_distance(x: Tensor, y: Tensor, eps: float = 1e-8) -> Tensor:
+    """MRN quasimetric between codes x and y (broadcast over leading dims): first half max-ReLU, second half L2."""
+    if x.shape[-1] != y.shape[-1] or x.shape[-1] % 2:
+        raise ValueError(f"codes must share an even last dimension, got {x.shape[-1]} and {y.shape[-1]}")
+    half = x.shape[-1] // 2
+    asym = (x[..., :half] - y[..., :half]).amax(dim=-1).clamp_min(0.0)  # (...): max_i ReLU(a_i(x) - a_i(y))
+    sym = torch.sqrt(((x[..., half:] - y[..., half:]) ** 2).sum(dim=-1) + eps)  # (...): Euclidean part
+    return asym + sym  # Eq. MRN
+
+
+def mrn_pairwise(x: Tensor, y: Tensor, eps: float = 1e-8) -> Tensor:
+    """All-pairs MRN distances D_ij = d(x_i, y_j): (B, D) x (M, D) -> (B, M); the L2 part through one matmul."""
+    half = x.shape[-1] // 2
+    # max_i ReLU(.) = ReLU(max_i .); the max-then-clamp order has a cheaper backward
+    asym = (x[:, None, :half] - y[None, :, :half]).amax(dim=-1).clamp_min(0.0)  # (B, M)
+    xs, ys = x[:, half:], y[:, half:]
+    sq = (xs * xs).sum(1)[:, None] + (ys * ys).sum(1)[None, :] - 2.0 * xs @ ys.T  # ||u(x) - u(y)||^2, (B, M)
+    return asym + torch.sqrt(sq.clamp_min(0.0) + eps)  # Eq. MRN
+
+
+def pair_distance(x: Tensor, y: Tensor, energy: str = "mrn_pot", eps: float = 1e-8) -> Tensor:
+    """The distance implied by an energy (what rewards use): MRN, L2, 1 - cosine, or -dot."""
+    if energy in ("mrn_pot", "mrn"):
+        return mrn_distance(x, y, eps)
+    if energy == "l2":
+        return torch.sqrt(((x - y) ** 2).sum(-1) + eps)
+    if energy == "cos":
+        return 1.0 - F.cosine_similarity(x, y, dim=-1)
+    if energy == "dot":
+        return -(x * y).sum(-1)
+    raise ValueError(f"energy must be one of {ENERGIES}, got {energy!r}")
+
+
+# --------------------------------------------------------------------------------------------------
+# Networks
+
+
+def _norm(kind: str, shape: int | tuple[int, ...]) -> nn.Module:
+    if kind == "layer":
+        return nn.LayerNorm(shape)
+    if kind == "none":
+        return nn.Identity()
+    raise ValueError(f"norm must be 'layer' or 'none', got {kind!r}")
+
+
+class MiniGridCNN(nn.Module):
+    """The official "CNN type 0" for 7x7 MiniGrid grids: 3 convs (2x2, stride 1, 32/64/64) + Linear, norms + ReLU."""
+
+    def __init__(self, obs_shape: tuple[int, ...], feature_dim: int = 128, norm: str = "layer") -> None:
+        super().__init__()
+        c, h, w = obs_shape
+        layers: list[nn.Module] = [_norm(norm, (c, h, w))]
+        chans = [c, 32, 64, 64]
+        for i in range(3):
+            h, w = h - 1, w - 1
+            layers += [nn.Conv2d(chans[i], chans[i + 1], 2), _norm(norm, (chans[i + 1], h, w)), nn.ReLU()]
+        layers += [nn.Flatten(), nn.Linear(64 * h * w, feature_dim), _norm(norm, feature_dim), nn.ReLU()]
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, obs: Tensor) -> Tensor:
+        """(B, C, H, W) raw grid codes -> (B, F) features; inputs are scaled by 1/255 as in the official code."""
+        return self.net(obs.float() / 255.0)
+
+
+class MLPEncoder(nn.Module):
+    """Flattened observation -> hidden -> features (LayerNorm on the input, ReLU between layers)."""
+
+    def __init__(self, obs_shape: tuple[int, ...], feature_dim: int = 256, hidden_dim: int = 256, norm: str = "layer"):
+        super().__init__()
+        n_in = int(np.prod(obs_shape))
+        self.net = nn.Sequential(
+            nn.Flatten(),
+            _norm(norm, n_in),
+            nn.Linear(n_in, hidden_dim),
+            nn.ReLU(),
+            nn.Linear(hidden_dim, feature_dim),
+            nn.ReLU(),
+        )
+
+    def forward(self, obs: Tensor) -> Tensor:
+        """(B, ...) -> (B, F)."""
+        return self.net(obs.float())
+
+
+def make_encoder(obs_shape: tuple[int, ...], feature_dim: int, encoder: str = "auto", norm: str = "layer") -> nn.Module:
+    """CNN for (C, 7, 7)-like grids, MLP for anything else (`encoder` = 'cnn' | 'mlp' | 'auto')."""
+    if encoder == "auto":
+        encoder = "cnn" if len(obs_shape) == 3 and min(obs_shape[1:]) >= 4 else "mlp"
+    if encoder == "cnn":
+        if len(obs_shape) != 3:
+            raise ValueError(f"the CNN encoder needs (C, H, W) observations, got shape {obs_shape}")
+        return MiniGridCNN(obs_shape, feature_dim, norm)
+    if encoder == "mlp":
+        return MLPEncoder(obs_shape, feature_dim, norm=norm)
+    raise ValueError(f"encoder must be 'cnn', 'mlp' or 'auto', got {encoder!r}")
+
+
+def _head(n_in: int, hidden: int, n_out: int, norm: str) -> nn.Module:
+    return nn.Sequential(nn.Linear(n_in, hidden), _norm(norm, hidden), nn.ReLU(), nn.Linear(hidden, n_out))
+
+
+class TemporalDistanceCritic(nn.Module):
+    """g (features), phi (64-d code) and c (potential) on shared features; energy f(x, y) = c(y) - d(x, y)."""
+
+    def __init__(
+        self,
+        obs_shape: tuple[int, ...],
+        feature_dim: int = 128,  # model_features_dim of src/train.py
+        emb_dim: int = 64,
+        latent_dim: int = 256,  # model_latents_dim
+        energy: str = "mrn_pot",
+        encoder: str = "auto",
+        norm: str = "layer",
+        eps: float = 1e-8,
+    ) -> None:
+        super().__init__()
+        if energy not in ENERGIES:
+            raise ValueError(f"energy must be one of {ENERGIES}, got {energy!r}")
+        if emb_dim % 2:
+            raise ValueError(f"emb_dim must be even (MRN splits it in halves), got {emb_dim}")
+        self.obs_shape, self.energy, self.eps = tuple(obs_shape), energy, eps
+        self.g = make_encoder(self.obs_shape, feature_dim, encoder, norm)
+        self.phi = _head(feature_dim, latent_dim, emb_dim, norm)
+        self.c = _head(feature_dim, latent_dim, 1, norm)
+
+    def features(self, obs: Tensor) -> Tensor:
+        """g(s): (B, ...) -> (B, F)."""
+        return self.g(obs)
+
+    def embed(self, features: Tensor) -> Tensor:
+        """phi(g(s)): (B, F) -> (B, D)."""
+        return self.phi(features)
+
+    def potential(self, features: Tensor) -> Tensor:
+        """c(g(s)): (B, F) -> (B,)."""
+        return self.c(features).squeeze(-1)
+
+    def distance(self, x_obs: Tensor, y_obs: Tensor) -> Tensor:
+        """Temporal distance d(x_i, y_i) for paired observations: (B, ...) x (B, ...) -> (B,)."""
+        return pair_distance(self.embed(self.features(x_obs)), self.embed(self.features(y_obs)), self.energy, self.eps)
+
+    def logits_from_features(self, fx: Tensor, fy: Tensor) -> Tensor:
+        """Energy matrix L_ij = f(x_i, y_j) from features: (B, F) x (B, F) -> (B, B)."""
+        zx, zy = self.embed(fx), self.embed(fy)  # (B, D)
+        if self.energy in ("mrn_pot", "mrn"):
+            logits = -mrn_pairwise(zx, zy, self.eps)  # (B, B)
+            if self.energy == "mrn_pot":
+                logits = logits + self.potential(fy)[None, :]  # f = c(y) - d(x, y)  (Eq. energy)
+            return logits
+        if self.energy == "l2":
+            return -torch.cdist(zx, zy)
+        if self.energy == "cos":
+            return F.normalize(zx, dim=-1) @ F.normalize(zy, dim=-1).T
+        return zx @ zy.T  # dot
+
+    def logits(self, x_obs: Tensor, y_obs: Tensor) -> Tensor:
+        """Energy matrix L_ij = f(x_i, y_j): (B, ...) x (B, ...) -> (B, B)."""
+        return self.logits_from_features(self.features(x_obs), self.features(y_obs))
+
+
+# --------------------------------------------------------------------------------------------------
+# Contrastive objective
+
+
+def contrastive_loss(logits: Tensor, kind: str = "infonce_symmetric", logsumexp_coef: float = 0.0):
+    """InfoNCE on an energy matrix whose diagonal holds the positives; returns (loss, stats).
+
+    ``loss = 1/2 [CE_rows(L) + CE_cols(L^T)] + lambda * mean_i (logsumexp_j L_ij)^2``  (Eq. InfoNCE-sym).
+    """
+    if logits.ndim != 2 or logits.shape[0] != logits.shape[1]:
+        raise ValueError(f"logits must be a square (B, B) matrix, got shape {tuple(logits.shape)}")
+    if kind not in LOSSES:
+        raise ValueError(f"loss kind must be one of {LOSSES}, got {kind!r}")
+    labels = torch.arange(logits.shape[0], device=logits.device)
+    rows = F.cross_entropy(logits, labels)  # predict y_i among the y_j for anchor x_i
+    cols = F.cross_entropy(logits.T, labels)  # predict x_i among the x_j for positive y_i
+    if kind == "infonce_symmetric":
+        loss = 0.5 * (rows + cols)
+    elif kind == "infonce":
+        loss = rows
+    else:
+        loss = cols
+    lse = torch.logsumexp(logits, dim=1)
+    if logsumexp_coef:
+        loss = loss + logsumexp_coef * (lse**2).mean()
+    with torch.no_grad():
+        acc = (logits.argmax(dim=1) == labels).float().mean()
+    stats = {"loss": float(loss.detach()), "acc": float(acc), "logsumexp": float(lse.detach().mean())}
+    return loss, stats
+
+
+# --------------------------------------------------------------------------------------------------
+# Positive sampling
+
+
+def truncated_geometric_offsets(u: np.ndarray, remaining: np.ndarray, gamma: float) -> np.ndarray:
+    """Inverse-CDF draw of Delta in {1..R} with P(Delta=k) ∝ gamma^(k-1); R = 0 gives 0."""
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must lie in [0, 1], got {gamma}")
+    u = np.asarray(u, dtype=np.float64)
+    r = np.asarray(remaining, dtype=np.int64)
+    if np.any(r < 0):
+        raise ValueError("remaining steps must be >= 0")
+    if gamma == 1.0:
+        delta = np.ceil(u * r)  # uniform on {1..R}
+    elif gamma == 0.0:
+        delta = np.ones_like(u)
+    else:
+        # Delta = ceil(log(1 - (1 - gamma^R) u) / log gamma)  (Eq. trunc-geom)
+        delta = np.ceil(np.log1p(-(1.0 - gamma ** r.astype(np.float64)) * u) / math.log(gamma))
+    delta = np.clip(delta, 1, np.maximum(r, 1)).astype(np.int64)
+    return np.where(r > 0, delta, 0)
+
+
+def remaining_steps(dones: np.ndarray, boundary: str = "correct") -> np.ndarray:
+    """R[t, n]: how many later steps of the anchor's episode the rollout holds.
+
+    `dones[t, n]` is True when the observation at t is the last of its episode. `boundary="official"` reproduces the
+    official code's off-by-one (the episode's last observation looks into the next episode and is never a positive).
+    """
+    if boundary not in ("correct", "official"):
+        raise ValueError(f"boundary must be 'correct' or 'official', got {boundary!r}")
+    dones = np.asarray(dones, dtype=bool)
+    if dones.ndim != 2:
+        raise ValueError(f"dones must have shape (T, N), got {dones.shape}")
+    T, N = dones.shape
+    end = np.empty((T, N), dtype=np.int64)  # end[t] = index of the last observation of t's episode
+    if boundary == "correct":
+        nxt = np.full(N, T - 1)
+        for t in range(T - 1, -1, -1):
+            nxt = np.where(dones[t], t, nxt)
+            end[t] = nxt
+    else:
+        nxt = np.full(N, T)  # first t' > t with dones[t'], else T; the episode is taken to end one step before
+        for t in range(T - 1, -1, -1):
+            end[t] = nxt - 1
+            nxt = np.where(dones[t], t, nxt)
+    return end - np.arange(T)[:, None]
+
+
+def sample_future_indices(
+    dones: np.ndarray, gamma: float, rng: np.random.Generator, boundary: str = "correct"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Positive time indices t + Delta (T, N) and the offsets Delta, drawn within each anchor's episode."""
+    r = remaining_steps(dones, boundary)
+    delta = truncated_geometric_offsets(rng.random(r.shape), r, gamma)
+    return np.arange(r.shape[0])[:, None] + delta, delta
+
+
+# --------------------------------------------------------------------------------------------------
+# Reward normalisation and the episodic intrinsic reward
+
+
+class RewardNormalizer:
+    """EMA standardisation of intrinsic rewards, once per rollout (momentum 0.9, official code)."""
+
+    def __init__(self, momentum: float = 0.9, eps: float = 1e-5) -> None:
+        if not 0.0 <= momentum < 1.0:
+            raise ValueError(f"momentum must lie in [0, 1), got {momentum}")
+        self.momentum, self.eps = momentum, eps
+        self.mean, self.var = 0.0, 1.0
+
+    def __call__(self, rewards: np.ndarray) -> np.ndarray:
+        """Update the stats with this rollout's rewards and return them standardised."""
+        b = np.asarray(rewards, dtype=np.float64)
+        m = self.momentum
+        self.mean = m * self.mean + (1 - m) * float(b.mean())  # mu <- 0.9 mu + 0.1 mean(b)
+        self.var = m * self.var + (1 - m) * float(((b - self.mean) ** 2).mean())  # with the updated mu
+        return (b - self.mean) / (math.sqrt(self.var) + self.eps)
+
+
+class ETDReward:
+    """ETD's intrinsic reward for N parallel environments, with its temporal-distance critic and optimiser.
+
+    Memory per environment: g-features of every observation of the current episode. For a transition s -> s',
+    append g(s') and reward ``min_k d(phi(g(s_k)), phi(g(s')))`` over the memory before s'  (Eq. ETD-reward).
+    """
+
+    name = "etd"
+
+    def __init__(
+        self,
+        obs_shape: tuple[int, ...],
+        n_envs: int,
+        device: str = "cpu",
+        lr: float = 3e-4,
+        gamma_future: float = 0.99,
+        loss: str = "infonce_symmetric",
+        logsumexp_coef: float = 0.0,
+        aggregate: str = "min",
+        boundary: str = "correct",
+        stale_features: bool = False,
+        max_grad_norm: float = 0.5,
+        seed: int = 0,
+        **critic_kwargs: Any,
+    ) -> None:
+        if aggregate not in ("min", "quantile10", "knn"):
+            raise ValueError(f"aggregate must be 'min', 'quantile10' or 'knn', got {aggregate!r}")
+        self.critic = TemporalDistanceCritic(obs_shape, **critic_kwargs).to(device)
+        self.opt = torch.optim.Adam(self.critic.parameters(), lr=lr, eps=1e-5)
+        self.n_envs, self.device = n_envs, device
+        self.gamma_future, self.loss_kind, self.logsumexp_coef = gamma_future, loss, logsumexp_coef
+        self.aggregate, self.boundary, self.stale = aggregate, boundary, stale_features
+        self.max_grad_norm = max_grad_norm
+        self.rng = np.random.default_rng(seed)
+        self.obs_mem: list[list[Tensor]] = [[] for _ in range(n_envs)]
+        self.feat_mem: list[list[Tensor]] = [[] for _ in range(n_envs)]
+
+    def reset(self, env_ids: Any = None) -> None:
+        """Clear the episodic memory of the given environments (all by default)."""
+        ids = range(self.n_envs) if env_ids is None else env_ids
+        for i in ids:
+            self.obs_mem[i], self.feat_mem[i] = [], []
+
+    def _aggregate(self, d: Tensor) -> Tensor:
+        if self.aggregate == "min" or d.numel() == 1:
+            return d.min()
+        if self.aggregate == "quantile10":
+            return torch.quantile(d, 0.1)
+        return d.sort().values[min(9, d.numel() - 1)]  # knn: 10th nearest
+
+    @torch.no_grad()
+    def compute(self, obs: np.ndarray, actions: np.ndarray, next_obs: np.ndarray, dones: np.ndarray) -> np.ndarray:
+        """Intrinsic rewards (N,) for transitions obs -> next_obs; memories of `dones` envs are cleared after."""
+        o = torch.as_tensor(obs, device=self.device)
+        o2 = torch.as_tensor(next_obs, device=self.device)
+        empty = [i for i in range(self.n_envs) if not self.feat_mem[i]]
+        f2 = self.critic.features(o2)  # (N, F)
+        if empty:
+            f0 = self.critic.features(o[empty])
+            for j, i in enumerate(empty):
+                self.obs_mem[i].append(o[i])
+                self.feat_mem[i].append(f0[j])
+        lengths = [len(m) for m in self.feat_mem]
+        mem = torch.stack([f for m in self.feat_mem for f in m])  # (sum L, F)
+        z_mem = self.critic.embed(mem)  # phi re-applied to the whole memory: phi changes between updates
+        z_new = self.critic.embed(f2)  # (N, D)
+        seg = torch.repeat_interleave(torch.arange(self.n_envs, device=self.device), torch.tensor(lengths))
+        d = pair_distance(z_mem, z_new[seg], self.critic.energy, self.critic.eps)  # (sum L,): d(memory -> new)
+        out = np.empty(self.n_envs)
+        if self.aggregate == "min":
+            r = torch.full((self.n_envs,), float("inf"), device=self.device)
+            out[:] = r.scatter_reduce(0, seg, d, reduce="amin").cpu().numpy()
+        else:
+            for i, part in enumerate(torch.split(d, lengths)):
+                out[i] = float(self._aggregate(part))
+        for i in range(self.n_envs):
+            if dones[i]:
+                self.obs_mem[i], self.feat_mem[i] = [], []
+            else:
+                self.obs_mem[i].append(o2[i])
+                self.feat_mem[i].append(f2[i])
+        return out
+
+    @torch.no_grad()
+    def refresh(self) -> None:
+        """Recompute cached memory features with the current g (skipped when `stale_features`, as officially)."""
+        if self.stale:
+            return
+        for i in range(self.n_envs):
+            if self.obs_mem[i]:
+                feats = self.critic.features(torch.stack(self.obs_mem[i]))
+                self.feat_mem[i] = list(feats.unbind(0))
+
+    def positives(self, dones: np.ndarray) -> np.ndarray:
+        """Positive indices (T, N) for a rollout whose `dones[t, n]` marks the last observation of an episode."""
+        idx, _ = sample_future_indices(dones, self.gamma_future, self.rng, self.boundary)
+        return idx
+
+    def update(self, batch: dict[str, Tensor]) -> dict[str, float]:
+        """Training hook of the PPO loop: one contrastive step on the minibatch's (obs, positive obs)."""
+        return self.train_step(batch["obs"], batch["pos_obs"])
+
+    def train_step(self, anchors: Tensor, positives: Tensor) -> dict[str, float]:
+        """One Adam step of the contrastive objective on a minibatch of (anchor, positive) observations."""
+        logits = self.critic.logits(anchors, positives)
+        loss, stats = contrastive_loss(logits, self.loss_kind, self.logsumexp_coef)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.critic.parameters(), self.max_grad_norm)
+        self.opt.step()
+        return stats

@@ -1,0 +1,250 @@
+"""PPO with episodic intrinsic rewards, as ETD (arXiv 2501.15418, Sec. 4 and Alg. 1) trains it on MiniGrid.
+
+Per rollout: collect T steps from N envs, scoring every transition with the intrinsic reward at collection time;
+standardise the intrinsic rewards with EMA stats and scale them by beta (``r = c_ext r_ext + beta b``, Eq. reward);
+GAE(lambda); then for each epoch and each shuffled minibatch one intrinsic-model step (ETD: contrastive step on
+(s_t, s_{t+Delta}) pairs drawn inside episodes) before the PPO step. One value head for the summed reward.
+Defaults are the official `src/train.py` values (16 envs, 512 steps, minibatch 512, 4 epochs, clip 0.2, ...).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+from torch.distributions import Categorical
+
+from iclr25.etd_exploration.baselines import make_intrinsic
+from iclr25.etd_exploration.envs import VecEnv
+from iclr25.etd_exploration.etd import MiniGridCNN, RewardNormalizer
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """One PPO run; defaults follow the official `src/train.py` (bracketed values in the spec are script values)."""
+
+    env_id: str = "MiniGrid-DoorKey-8x8-v0"
+    intrinsic: str = "etd"
+    total_frames: int = 200_000
+    n_envs: int = 16
+    n_steps: int = 512
+    batch_size: int = 512
+    n_epochs: int = 4
+    lr: float = 3e-4
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    ent_coef: float = 1e-2
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    ext_coef: float = 1.0
+    int_coef: float = 1e-2  # int_rew_coef (README command)
+    features_dim: int = 64  # policy features
+    model_features_dim: int = 128  # ETD CNN features (src/train.py)
+    model_lr: float = 3e-4
+    gamma_future: float = 0.99  # positives' discount = PPO's gamma in the official code
+    noise_scale: float = 0.0  # image_noise_scale
+    adv_norm: str = "ema"  # "ema" (official: per-env EMA mean, scalar EMA variance) or "batch"
+    boundary: str = "correct"  # "official" keeps the official off-by-one episode boundary
+    stale_features: bool = False  # True keeps the official never-refreshed memory features
+    seed: int = 0
+
+
+class ActorCritic(nn.Module):
+    """Policy and value heads on one MiniGrid CNN (official policy CNN type 0, features 64)."""
+
+    def __init__(self, obs_shape: tuple[int, ...], n_actions: int, features_dim: int = 64) -> None:
+        super().__init__()
+        self.body = MiniGridCNN(obs_shape, features_dim)
+        self.pi = nn.Sequential(nn.Linear(features_dim, 64), nn.ReLU(), nn.Linear(64, n_actions))
+        self.v = nn.Sequential(nn.Linear(features_dim, 64), nn.ReLU(), nn.Linear(64, 1))
+
+    def forward(self, obs: Tensor) -> tuple[Categorical, Tensor]:
+        """(B, C, H, W) -> (action distribution, values (B,))."""
+        h = self.body(obs)
+        return Categorical(logits=self.pi(h)), self.v(h).squeeze(-1)
+
+
+def gae(rewards: np.ndarray, values: np.ndarray, dones: np.ndarray, last_value: np.ndarray, gamma: float, lam: float):
+    """GAE(lambda) advantages and returns for (T, N) arrays; no bootstrap across `dones` (time limits included)."""
+    T = len(rewards)
+    adv = np.zeros_like(rewards)
+    last = np.zeros(rewards.shape[1])
+    for t in range(T - 1, -1, -1):
+        next_v = last_value if t == T - 1 else values[t + 1]
+        nonterminal = 1.0 - dones[t]
+        delta = rewards[t] + gamma * next_v * nonterminal - values[t]  # TD error
+        last = delta + gamma * lam * nonterminal * last
+        adv[t] = last
+    return adv, adv + values
+
+
+class _EMAAdvantageNorm:
+    """Official quirk: EMA of the advantage mean per env column and of one scalar variance (momentum 0.9)."""
+
+    def __init__(self, momentum: float = 0.9) -> None:
+        self.m, self.mean, self.var = momentum, None, None
+
+    def __call__(self, adv: np.ndarray) -> np.ndarray:
+        mean, var = adv.mean(0), float(adv.var())
+        if self.mean is None:
+            self.mean, self.var = mean, var
+        else:
+            self.mean = self.m * self.mean + (1 - self.m) * mean
+            self.var = self.m * self.var + (1 - self.m) * var
+        return (adv - self.mean) / (np.sqrt(self.var) + 1e-8)
+
+
+def train(cfg: PPOConfig, device: str = "cpu", log: Any = None, visitation: bool = True) -> dict[str, Any]:
+    """Train PPO (+ intrinsic reward) and return curves, episode stats, timings and the trained modules."""
+    torch.manual_seed(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)
+    envs = VecEnv(cfg.env_id, cfg.n_envs, cfg.seed, cfg.noise_scale)
+    N, T = cfg.n_envs, cfg.n_steps
+    policy = ActorCritic(envs.obs_shape, envs.n_actions, cfg.features_dim).to(device)
+    opt = torch.optim.Adam(policy.parameters(), lr=cfg.lr, eps=1e-5)
+    kwargs: dict[str, Any] = {"device": device, "n_actions": envs.n_actions}
+    if cfg.intrinsic == "etd":
+        kwargs.update(
+            lr=cfg.model_lr,
+            gamma_future=cfg.gamma_future,
+            boundary=cfg.boundary,
+            stale_features=cfg.stale_features,
+            feature_dim=cfg.model_features_dim,
+            seed=cfg.seed,
+        )
+    intr = make_intrinsic(cfg.intrinsic, envs.obs_shape, N, **kwargs)
+    normalizer = RewardNormalizer()
+    adv_norm = _EMAAdvantageNorm()
+    grid = envs.envs[0].unwrapped
+    visits = np.zeros((grid.height, grid.width), dtype=np.int64)
+
+    obs = envs.reset()
+    frames, rollouts = 0, 0
+    episodes: list[dict[str, float]] = []
+    curve: list[dict[str, float]] = []
+    t_int = t_total = 0.0
+    while frames < cfg.total_frames:
+        start = time.perf_counter()
+        buf_obs = np.zeros((T, N, *envs.obs_shape), dtype=obs.dtype)
+        buf_next = np.zeros_like(buf_obs)
+        buf_act = np.zeros((T, N), dtype=np.int64)
+        buf_logp, buf_val = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
+        buf_rext, buf_rint, buf_done = np.zeros((T, N)), np.zeros((T, N)), np.zeros((T, N))
+        for t in range(T):
+            with torch.no_grad():
+                dist, value = policy(torch.as_tensor(obs, device=device))
+                action = dist.sample()
+            a = action.cpu().numpy()
+            next_obs, r, done, final_obs, infos = envs.step(a)
+            s = time.perf_counter()
+            buf_rint[t] = intr.compute(obs, a, final_obs, done)
+            t_int += time.perf_counter() - s
+            if visitation:
+                pos = envs.agent_pos()
+                np.add.at(visits, (pos[:, 1] % visits.shape[0], pos[:, 0] % visits.shape[1]), 1)
+            buf_obs[t], buf_next[t], buf_act[t] = obs, final_obs, a
+            buf_logp[t], buf_val[t] = dist.log_prob(action).cpu().numpy(), value.cpu().numpy()
+            buf_rext[t], buf_done[t] = r, done
+            for info in infos:
+                episodes.append({"frame": frames + (t + 1) * N, **info})
+            obs = next_obs
+        frames += T * N
+        rollouts += 1
+        with torch.no_grad():
+            last_value = policy(torch.as_tensor(obs, device=device))[1].cpu().numpy()
+        b = np.zeros((T, N)) if cfg.intrinsic == "none" else normalizer(buf_rint) * cfg.int_coef  # (Eq. norm)
+        rewards = cfg.ext_coef * buf_rext + b  # r = c_ext r_ext + beta b  (Eq. reward)
+        adv, ret = gae(rewards, buf_val, buf_done, last_value, cfg.gamma, cfg.gae_lambda)
+        adv = adv_norm(adv) if cfg.adv_norm == "ema" else (adv - adv.mean()) / (adv.std() + 1e-8)
+        pos_idx = intr.positives(buf_done.astype(bool)) if hasattr(intr, "positives") else None
+
+        flat = {
+            "obs": torch.as_tensor(buf_obs.reshape(T * N, *envs.obs_shape), device=device),
+            "next_obs": torch.as_tensor(buf_next.reshape(T * N, *envs.obs_shape), device=device),
+            "actions": torch.as_tensor(buf_act.reshape(-1), device=device),
+            "logp": torch.as_tensor(buf_logp.reshape(-1), device=device),
+            "adv": torch.as_tensor(adv.reshape(-1), dtype=torch.float32, device=device),
+            "ret": torch.as_tensor(ret.reshape(-1), dtype=torch.float32, device=device),
+        }
+        if pos_idx is not None:  # positive of anchor (t, n) is obs[t + Delta, n]
+            flat_pos = (pos_idx * N + np.arange(N)[None, :]).reshape(-1)
+            flat["pos_obs"] = flat["obs"][torch.as_tensor(flat_pos, device=device)]
+        stats: dict[str, float] = {}
+        for _ in range(cfg.n_epochs):
+            perm = torch.as_tensor(rng.permutation(T * N), device=device)
+            for k in range(0, T * N, cfg.batch_size):
+                idx = perm[k : k + cfg.batch_size]
+                mb = {key: v[idx] for key, v in flat.items()}
+                s = time.perf_counter()
+                stats.update(intr.update(mb))  # the intrinsic model's step comes before PPO's on each minibatch
+                t_int += time.perf_counter() - s
+                dist, value = policy(mb["obs"])
+                logp = dist.log_prob(mb["actions"])
+                ratio = torch.exp(logp - mb["logp"])
+                pg = -torch.min(ratio * mb["adv"], ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * mb["adv"]).mean()
+                v_loss = ((value - mb["ret"]) ** 2).mean()
+                entropy = dist.entropy().mean()
+                loss = pg + cfg.vf_coef * v_loss - cfg.ent_coef * entropy
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
+                opt.step()
+                stats.update(pg_loss=float(pg), v_loss=float(v_loss), entropy=float(entropy))
+        s = time.perf_counter()
+        intr.refresh()
+        t_int += time.perf_counter() - s
+        t_total += time.perf_counter() - start
+        recent = [e for e in episodes if e["frame"] > frames - T * N]
+        row = {
+            "frames": frames,
+            "return": float(np.mean([e["return"] for e in recent])) if recent else float("nan"),
+            "success": float(np.mean([e["success"] for e in recent])) if recent else float("nan"),
+            "unique_cells": float(np.mean([e["unique_cells"] for e in recent])) if recent else float("nan"),
+            "int_rew_raw": float(buf_rint.mean()),
+            "fps": frames / t_total,
+            **{k: v for k, v in stats.items() if isinstance(v, float)},
+        }
+        curve.append(row)
+        if log is not None:
+            log.log({f"{cfg.intrinsic}/{k}": v for k, v in row.items()}, step=frames)
+    return {
+        "config": asdict(cfg),
+        "curve": curve,
+        "episodes": episodes,
+        "visits": visits,
+        "frames": frames,
+        "seconds": t_total,
+        "fps": frames / t_total,
+        "intrinsic_seconds": t_int,
+        "intrinsic_fraction": t_int / t_total,
+        "policy": policy,
+        "intrinsic": intr,
+    }
+
+
+def late_mean(episodes: list[dict[str, float]], key: str, frames: int, fraction: float = 0.2) -> float:
+    """Mean of `key` over episodes finished in the last `fraction` of training frames."""
+    vals = [e[key] for e in episodes if e["frame"] > (1 - fraction) * frames]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+@torch.no_grad()
+def evaluate_policy(
+    policy: ActorCritic, env_id: str, episodes: int = 10, seed: int = 12345, noise_scale: float = 0.0, device="cpu"
+) -> dict[str, float]:
+    """Mean return, success and unique cells of a (sampling) policy over fresh levels."""
+    if episodes < 1:
+        raise ValueError(f"episodes must be >= 1, got {episodes}")
+    envs = VecEnv(env_id, 1, seed, noise_scale)
+    obs = envs.reset()
+    done_eps: list[dict] = []
+    while len(done_eps) < episodes:
+        dist, _ = policy(torch.as_tensor(obs, device=device))
+        obs, _, _, _, infos = envs.step(dist.sample().cpu().numpy())
+        done_eps += infos
+    return {k: float(np.mean([e[k] for e in done_eps])) for k in ("return", "success", "unique_cells", "length")}
