@@ -87,7 +87,7 @@ PRESETS: dict[str, Config] = {
     "quick": Config(),
     # Full: `iclr25-eci-conformal reproduce --scale full [data_dir=FOLDER]`: 50 seeds of every setting,
     # 20 seeds of the score streams, a 10^5-step validity stream, and the paper's real series when their
-    # CSVs are in data_dir. Scalar recursions on the CPU (a GPU does not help): about 3-4 min on one core.
+    # CSVs are in data_dir. Scalar recursions on the CPU (a GPU does not help): about 2 min of CPU on one core.
     "full": Config(seeds=50, mix1_seeds=20, validity_n=100000),
 }
 
