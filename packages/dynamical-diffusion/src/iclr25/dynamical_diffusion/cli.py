@@ -1,0 +1,201 @@
+"""`iclr25-dynamical-diffusion`: reproduce, train, sample, eval and simulate for Dynamical Diffusion (arXiv 2503.00951).
+
+Standard library only at module level, so `--help` answers instantly; torch loads inside the commands.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from iclr25.shared.cli import CliError, add_run_args, build_config, guarded, make_parser, reproduce_command
+
+PROG = "iclr25-dynamical-diffusion"
+SLUG = "dynamical-diffusion"
+SCALES = ("ci", "quick", "bench", "full")
+DATASETS = ("pde1d", "pde2d", "heat", "ts")
+
+EPILOG = """examples:
+  iclr25-dynamical-diffusion reproduce --scale quick
+  iclr25-dynamical-diffusion train --dataset pde1d --r 0.5 steps=500 --out runs/dd
+  iclr25-dynamical-diffusion sample --checkpoint runs/dd/model.pt --out runs/dd-samples
+  iclr25-dynamical-diffusion eval --run runs/dd-samples
+  iclr25-dynamical-diffusion simulate pde1d --n 100 --out pde1d.npy
+"""
+
+
+def _parser():
+    parser = make_parser(PROG, "Dynamical Diffusion (ICLR 2025): temporally-aware diffusion for forecasting.")
+    parser.epilog = EPILOG
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("reproduce", help="exact checks + DyDiff vs DPM benchmark; writes results.json")
+    add_run_args(rep, scales=SCALES)
+    tr = sub.add_parser("train", help="train one model (r = 0 is DPM) on generated data; saves model.pt")
+    add_run_args(tr, scales=SCALES)
+    tr.add_argument("--dataset", choices=DATASETS[:3], default=None, help="data set (default: the preset's)")
+    tr.add_argument("--r", type=float, default=None, help="gamma ratio r in [0, 1] (default: the preset's, 0.5)")
+    sa = sub.add_parser("sample", help="sample forecasts of the test set from a trained model.pt")
+    sa.add_argument("--checkpoint", type=Path, required=True)
+    sa.add_argument("--out", type=Path, required=True, help="folder for samples.npy and truth.npy")
+    sa.add_argument("--n-samples", type=int, default=None)
+    sa.add_argument("--ddim-steps", type=int, default=None)
+    sa.add_argument("--clip-x0", type=float, default=None)
+    sa.add_argument("--seed", type=int, default=0)
+    sa.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto")
+    ev = sub.add_parser("eval", help="CRPS, ensemble MSE and the official RMSE of a sample folder")
+    ev.add_argument("--run", type=Path, required=True, help="folder with samples.npy and truth.npy")
+    ev.add_argument("--n-context", type=int, default=None, help="context frames (default: from meta.json)")
+    si = sub.add_parser("simulate", help="write a generated data set as .npy")
+    si.add_argument("dataset", choices=DATASETS)
+    si.add_argument("--n", type=int, default=100, help="sequences (or time steps for ts)")
+    si.add_argument("--size", type=int, default=32)
+    si.add_argument("--seed", type=int, default=0)
+    si.add_argument("--out", type=Path, required=True)
+    return parser
+
+
+def _train(args) -> int:
+    import torch
+
+    from iclr25.dynamical_diffusion.reproduce import PRESETS, make_data, make_model
+    from iclr25.dynamical_diffusion.training import train
+    from iclr25.shared.cli import default_run_dir
+    from iclr25.shared.device import configure_torch, pick_device
+    from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.results import atomic_write_json, prepare_run_dir
+    from iclr25.shared.seed import seed_everything
+
+    overrides = list(args.overrides)
+    if args.dataset is not None:
+        overrides.append(f"dataset={args.dataset}")
+    if args.r is not None:
+        overrides.append(f"gamma_ratio={args.r}")
+    config = build_config(PRESETS[args.scale], args.config, overrides)
+    out = prepare_run_dir(args.out or default_run_dir(SLUG, "train", args.scale), args.overwrite)
+    dev = pick_device(args.device)
+    configure_torch(dev, threads=config.threads)
+    seed_everything(args.seed)
+    train_np, _ = make_data(config, args.seed)
+    model = make_model(config, config.gamma_ratio).to(dev)
+    with MetricsLogger(out, wandb=args.wandb, name=f"{SLUG}-train") as logger:
+        stats = train(
+            model,
+            torch.from_numpy(train_np).to(dev),
+            config.steps,
+            config.batch_size,
+            config.lr,
+            config.weight_decay,
+            seed=args.seed,
+            logger=logger,
+        )
+    from dataclasses import asdict
+
+    torch.save({"config": asdict(config), "seed": args.seed, "state_dict": model.net.state_dict()}, out / "model.pt")
+    atomic_write_json(out / "train.json", {"final_loss": stats.final_loss, "steps_per_s": stats.steps_per_s})
+    print(
+        f"trained r={config.gamma_ratio} on {config.dataset}: final loss {stats.final_loss:.4f}, "
+        f"{stats.steps_per_s:.1f} steps/s; model written to {out / 'model.pt'}"
+    )
+    return 0
+
+
+def _sample(args) -> int:
+    import numpy as np
+    import torch
+
+    from iclr25.dynamical_diffusion.reproduce import Config, make_data, make_model
+    from iclr25.dynamical_diffusion.training import sample_batched
+    from iclr25.shared.device import pick_device
+    from iclr25.shared.results import atomic_write_json
+
+    if not args.checkpoint.is_file():
+        raise CliError(f"checkpoint {args.checkpoint} does not exist")
+    ckpt = torch.load(args.checkpoint, map_location="cpu", weights_only=False)
+    cfg = dict(ckpt["config"])
+    cfg["ch_mult"] = tuple(cfg["ch_mult"])
+    config = Config(**cfg)
+    dev = pick_device(args.device)
+    model = make_model(config, config.gamma_ratio)
+    model.net.load_state_dict(ckpt["state_dict"])
+    model = model.to(dev).eval()
+    _, test_np = make_data(config, ckpt["seed"])
+    test = torch.from_numpy(test_np).to(dev)
+    n_samples = args.n_samples or config.n_samples
+    ddim = args.ddim_steps or config.ddim_steps
+    if n_samples < 1 or not 1 <= ddim <= config.T:
+        raise CliError(f"--n-samples must be >= 1 and --ddim-steps in [1, {config.T}]")
+    samples, secs = sample_batched(
+        model, test[:, : config.n_context], test.shape[1], n_samples, ddim, seed=args.seed, clip_x0=args.clip_x0
+    )
+    args.out.mkdir(parents=True, exist_ok=True)
+    np.save(args.out / "samples.npy", samples.cpu().numpy())
+    np.save(args.out / "truth.npy", test_np)
+    atomic_write_json(args.out / "meta.json", {"n_context": config.n_context, "seconds": secs})
+    print(f"wrote {tuple(samples.shape)} samples to {args.out / 'samples.npy'} in {secs:.1f} s")
+    return 0
+
+
+def _eval(args) -> int:
+    import numpy as np
+    import torch
+
+    from iclr25.dynamical_diffusion.training import evaluate
+
+    for name in ("samples.npy", "truth.npy"):
+        if not (args.run / name).is_file():
+            raise CliError(f"{args.run / name} does not exist (run `sample` first)")
+    n_ctx = args.n_context
+    if n_ctx is None:
+        meta = args.run / "meta.json"
+        if not meta.is_file():
+            raise CliError("give --n-context (no meta.json in the run folder)")
+        n_ctx = json.loads(meta.read_text())["n_context"]
+    samples = torch.from_numpy(np.load(args.run / "samples.npy"))
+    truth = torch.from_numpy(np.load(args.run / "truth.npy"))
+    if samples.shape[1:] != truth.shape or not 1 <= n_ctx < truth.shape[1]:
+        raise CliError(f"samples {tuple(samples.shape)} do not fit truth {tuple(truth.shape)} / n_context {n_ctx}")
+    metrics = evaluate(samples, truth, n_ctx)
+    metrics.pop("max_abs_sample")
+    print(json.dumps(metrics, indent=2))
+    return 0
+
+
+def _simulate(args) -> int:
+    import numpy as np
+
+    from iclr25.dynamical_diffusion import data
+
+    if args.dataset == "pde1d":
+        arr = data.simulate_advection_diffusion_1d(args.n, size=args.size, seed=args.seed)
+    elif args.dataset == "pde2d":
+        arr = data.simulate_advection_diffusion(args.n, size=args.size, seed=args.seed)
+    elif args.dataset == "heat":
+        arr = data.simulate_heat(args.n, size=args.size, seed=args.seed)
+    else:
+        arr = data.synthetic_multivariate_ts(args.n, seed=args.seed)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    np.save(args.out, arr)
+    print(f"wrote {args.dataset} {arr.shape} to {args.out}")
+    return 0
+
+
+@guarded(PROG)
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `iclr25-dynamical-diffusion`."""
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == "reproduce":
+        from iclr25.dynamical_diffusion.reproduce import PRESETS, run
+
+        return reproduce_command(SLUG, args, run, PRESETS)
+    if args.command == "train":
+        return _train(args)
+    if args.command == "sample":
+        return _sample(args)
+    if args.command == "eval":
+        return _eval(args)
+    return _simulate(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
