@@ -36,7 +36,7 @@ def test_unit_weights_equal_unweighted(batch) -> None:
 
 
 def test_zero_when_predictions_match(batch) -> None:
-    _, target, pseudo = batch
+    _, _target, pseudo = batch
     pred = pseudo[torch.randperm(16)].clone().requires_grad_(True)
     loss = DistLoss("l1", eps=1e-3)(pred, pred.detach(), pseudo)
     assert float(loss.detach()) == pytest.approx(0.0, abs=1e-9)
