@@ -1,0 +1,80 @@
+"""The `iclr25-patch-train` CLI: verbs, outputs and one-line errors on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from iclr25.patch_train.cli import main
+
+
+def _exit_code(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as e:  # argparse errors exit directly
+        return int(e.code)
+
+
+def test_cost_prints_plan(capsys):
+    assert main(["cost", "--K", "4", "--lam", "2/3", "--budget", "equal-compute"]) == 0
+    out = capsys.readouterr().out
+    assert "= 0.5000 x" in out and "180000 steps x 256 seqs x 8192 tokens" in out and "90000 steps x 1024" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["cost", "--lam", "3/2"], "must lie in [0, 1]"),
+        (["cost", "--lam", "abc"], "fraction"),
+        (["cost", "--K", "0"], "--K must be a positive integer"),
+        (["reproduce", "--scale", "huge"], "invalid choice"),
+        (["reproduce", "--scale", "ci", "nope=1"], "unknown override key 'nope'"),
+        (["reproduce", "--scale", "ci", "lam=1.5"], "lam must lie in (0, 1)"),
+        (["eval", "--ckpt", "no/such/folder"], "not a saved model folder"),
+        (["train", "--corpus", "no-such-corpus", "--steps", "4"], "unknown corpus"),
+    ],
+    ids=["lam>1", "lam-text", "K0", "scale", "override-key", "override-value", "eval-ckpt", "corpus"],
+)
+def test_bad_input_one_line_exit_2(argv, message, capsys, tmp_path):
+    if argv[0] == "train":
+        argv = [*argv, "--out", str(tmp_path / "run")]
+    assert _exit_code(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and err.startswith("iclr25-patch-train") and "error:" in err
+
+
+def test_help_is_fast_and_light():
+    code = (
+        "import sys, iclr25.patch_train.cli as c; c.main(['--help']) if False else None; print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_train_then_eval(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    words = ["alpha", "beta", "gamma", "delta", "eps"]
+    docs = [" ".join(rng.choice(words, 60)) for _ in range(80)]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"text": d}) + "\n" for d in docs))
+    run = tmp_path / "run"
+    argv = ["train", "--stage", "two-stage", "--K", "4", "--lam", "1/2", "--steps", "6", "--corpus", str(corpus)]
+    argv += ["--T", "16", "--tokens-per-step", "128", "--lr", "1e-2", "--out", str(run), "--device", "cpu"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "patch K=4" in out and "token K=1" in out and (run / "model" / "config.json").is_file()
+    summary = json.loads((run / "summary.json").read_text())
+    assert [s["stage"] for s in summary] == ["patch", "token"] and summary[0]["block_tokens"] == 64
+    assert main(argv) == 2  # the run folder exists: refused without --overwrite
+    assert "--overwrite" in capsys.readouterr().err
+
+    task = tmp_path / "piqa.jsonl"
+    task.write_text(json.dumps({"goal": "alpha", "sol1": " beta", "sol2": " zzzz", "label": 0}) + "\n")
+    argv = ["eval", "--ckpt", str(run / "model"), "--corpus", str(corpus), "--T", "16", "--windows", "8"]
+    assert main([*argv, "--task", str(task), "--device", "cpu"]) == 0
+    res = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert res["nll"] < np.log(256) and res["n"] == 1 and 0 <= res["acc_norm"] <= 1

@@ -1,0 +1,60 @@
+"""The claim gate: the `ci` preset (two runs, one seed) and every gated claim with its margin."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from iclr25.patch_train.reproduce import PRESETS, run
+
+
+@pytest.mark.claims
+def test_ci_claims(tmp_path):
+    report = run("ci", tmp_path / "ci", device="cpu")
+    gated = {c.name: c for c in report.claims if c.gated}
+    assert set(gated) == {
+        "cost_lam2/3_K4",
+        "official_step_counts",
+        "equal_compute_flops_ratio",
+        "patch_loss_K1_is_ce",
+        "patch_loss_eq2",
+        "patchify_exact_mean",
+        "patch_loss_falls",
+        "token_nll_after_patch_stage",
+        "stage_switch",
+    }
+    assert abs(gated["cost_lam2/3_K4"].ours - 0.5) <= 1e-12
+    assert gated["official_step_counts"].ours == "90000+45000; 180000+90000"
+    assert abs(gated["equal_compute_flops_ratio"].ours - 1.0) <= 0.02
+    assert gated["patch_loss_K1_is_ce"].ours <= 1e-6
+    assert gated["patch_loss_eq2"].ours <= 1e-5
+    assert gated["patchify_exact_mean"].ours <= 1e-5
+    assert gated["patch_loss_falls"].ours < 0
+    assert gated["token_nll_after_patch_stage"].ours < math.log(256)
+    assert gated["stage_switch"].holds
+    assert not report.failed_gated
+    # reported claims exist and carry a measured value, whatever their direction
+    reported = {c.name: c for c in report.claims if not c.gated}
+    assert {"patch_equal_compute_vs_token", "patch_step_speedup"} <= set(reported)
+    assert math.isfinite(reported["patch_equal_compute_vs_token"].ours)
+    assert report.throughput["patch_step_tokens_per_s"] > 0 and report.throughput["token_step_tokens_per_s"] > 0
+    data = json.loads((tmp_path / "ci" / "results.json").read_text())
+    assert data["paper"] == "patch-train" and data["scale"] == "ci"
+    assert (tmp_path / "ci" / "report.md").is_file()
+    assert report.metrics["tokens_read"]["patch"] == 2 * report.metrics["tokens_read"]["token"]
+
+
+def test_presets_are_consistent():
+    assert set(PRESETS) == {"ci", "quick", "full", "full-125m"}
+    quick = PRESETS["quick"]
+    assert quick.seeds == 3 and set(quick.runs) == {"token", "patch", "scratch", "patch_equal_data"}
+    full = PRESETS["full"]
+    assert (full.model, full.T, full.K, full.tokens_per_step) == ("370m", 2048, 4, 2**21)
+    assert full.lam == pytest.approx(2 / 3)
+
+
+def test_run_rejects_unknown_scale(tmp_path):
+    with pytest.raises(ValueError, match="unknown scale"):
+        run("huge", tmp_path)
