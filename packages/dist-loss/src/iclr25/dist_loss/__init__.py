@@ -19,10 +19,32 @@ PAPER = Paper(
     code="Ngk03/DIR-Dist-Loss",
     cli="iclr25.dist_loss.cli:main",
     reproduce="iclr25.dist_loss.reproduce:run",
+    scales=("ci", "quick", "full"),
     summary="A loss aligning the sorted batch predictions with KDE pseudo-labels to improve few-shot regions of imbalanced regression.",
 )
 
-_EXPORTS: dict[str, str] = {}  # public name -> submodule, e.g. "ECI": "methods"
+_EXPORTS: dict[str, str] = {
+    "soft_sort": "soft_sort",
+    "isotonic_decreasing": "soft_sort",
+    "kde_label_density": "labels",
+    "batch_label_counts": "labels",
+    "pseudo_labels": "labels",
+    "label_grid": "labels",
+    "DistLoss": "loss",
+    "FocalL1": "loss",
+    "HuberLoss": "loss",
+    "label_weights": "baselines",
+    "FDS": "baselines",
+    "BMCLoss": "baselines",
+    "ranksim_regularizer": "baselines",
+    "shot_metrics": "metrics",
+    "balanced_mae": "metrics",
+    "wasserstein1": "metrics",
+    "make_tabular": "data",
+    "agedb_labels": "data",
+    "MLP": "train",
+    "rrt": "train",
+}  # public name -> submodule
 
 __all__ = ["PAPER", *sorted(_EXPORTS)]
 

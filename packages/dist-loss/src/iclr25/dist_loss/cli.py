@@ -1,0 +1,236 @@
+"""`iclr25-dist-loss`: reproduce, synth, train and eval for Dist Loss (ICLR 2025, arXiv 2411.15216).
+
+Standard library only at module level so that `--help` answers instantly; torch is imported inside
+the command branches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
+
+if TYPE_CHECKING:
+    from iclr25.dist_loss.data import RegressionData
+
+PROG = "iclr25-dist-loss"
+LOSSES = ("l1", "mse", "focal-l1", "dist", "lds", "lds-fds", "bmc")
+REWEIGHTS = ("none", "inverse", "sqrt_inv")
+# (--loss, --reweight) -> method name of `iclr25.dist_loss.train.make_loss`
+_METHOD = {
+    ("l1", "none"): "l1",
+    ("mse", "none"): "mse",
+    ("focal-l1", "none"): "focal_l1",
+    ("dist", "none"): "dist",
+    ("l1", "inverse"): "inverse",
+    ("dist", "inverse"): "dist_inverse",
+    ("lds", "sqrt_inv"): "sqinv_lds",
+    ("lds-fds", "sqrt_inv"): "sqinv_lds_fds",
+    ("bmc", "none"): "bmc",
+}
+_DEFAULT_REWEIGHT = {"lds": "sqrt_inv", "lds-fds": "sqrt_inv"}
+
+
+def method_for(loss: str, reweight: str | None) -> str:
+    """The training method for a --loss/--reweight pair; CliError for unsupported pairs."""
+    reweight = reweight or _DEFAULT_REWEIGHT.get(loss, "none")
+    if (loss, reweight) not in _METHOD:
+        allowed = ", ".join(f"{lo}+{rw}" for lo, rw in _METHOD)
+        raise CliError(f"--loss {loss} with --reweight {reweight} is not supported; allowed: {allowed}")
+    return _METHOD[(loss, reweight)]
+
+
+def _parser() -> argparse.ArgumentParser:
+    from iclr25.dist_loss import PAPER
+
+    parser = make_parser(
+        PROG,
+        f"{PAPER.title} (arXiv {PAPER.arxiv}).\n\n"
+        "examples:\n"
+        f"  {PROG} reproduce --scale quick\n"
+        f"  {PROG} synth --seed 0 --out data.npz\n"
+        f"  {PROG} train --loss dist --stage rrt --data data.npz --out runs/dist\n"
+        f"  {PROG} eval --model runs/dist/model.pt --data data.npz --shots 100,20",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("reproduce", help="run a preset and check the paper's claims")
+    add_run_args(rep, scales=PAPER.scales)
+
+    syn = sub.add_parser("synth", help="write the AgeDB-DIR-shaped synthetic task as .npz")
+    syn.add_argument("--seed", type=int, default=0)
+    syn.add_argument("--data-scale", type=int, default=1, help="multiply the histograms (default: 1)")
+    syn.add_argument("--out", type=Path, required=True, help="output .npz file")
+
+    tr = sub.add_parser("train", help="train with one loss (stage 1 + RRT head, or end to end)")
+    tr.add_argument("--loss", choices=LOSSES, default="dist")
+    tr.add_argument("--reweight", choices=REWEIGHTS, help="label re-weighting (default: none; sqrt_inv for lds*)")
+    tr.add_argument("--stage", choices=("rrt", "e2e"), default="rrt", help="RRT head on frozen features, or end to end")
+    tr.add_argument("--pretrained", type=Path, help="stage-1 checkpoint for --stage rrt (default: train one)")
+    tr.add_argument("--data", type=Path, help=".npz from `synth` (default: the synthetic task of --seed)")
+    tr.add_argument("--epochs", type=int, default=30)
+    tr.add_argument("--batch-size", type=int, default=512)
+    tr.add_argument("--lr", type=float, default=1e-3)
+    tr.add_argument("--lam", type=float, default=1.0, help="weight of the distribution term")
+    tr.add_argument("--eps", type=float, default=0.1, help="soft-sort regularisation strength")
+    tr.add_argument("--bw", type=float, default=0.5, help="KDE bandwidth factor")
+    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto")
+    tr.add_argument("--out", type=Path, required=True, help="run folder for model.pt and metrics.json")
+    tr.add_argument("--overwrite", action="store_true")
+
+    ev = sub.add_parser("eval", help="per-region (many/median/few-shot) metrics of a trained model")
+    ev.add_argument("--model", type=Path, required=True, help="model.pt written by `train`")
+    ev.add_argument("--data", type=Path, help=".npz from `synth` (default: the synthetic task of --seed)")
+    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--split", choices=("val", "test"), default="test")
+    ev.add_argument("--shots", default="100,20", help="many,few thresholds on training counts (default: 100,20)")
+    return parser
+
+
+def _load_data(path: Path | None, seed: int) -> RegressionData:
+    from iclr25.dist_loss.data import RegressionData, make_tabular
+
+    if path is None:
+        return make_tabular(seed)
+    if not path.is_file():
+        raise FileNotFoundError(f"data file {path} does not exist")
+    import numpy as np
+
+    with np.load(path) as f:
+        keys = ("x_train", "y_train", "x_val", "y_val", "x_test", "y_test")
+        missing = [k for k in keys if k not in f]
+        if missing:
+            raise ValueError(f"{path.name} lacks arrays {missing}; write it with `{PROG} synth`")
+        return RegressionData(*(f[k] for k in keys))
+
+
+def _parse_shots(text: str) -> tuple[int, int]:
+    try:
+        many, few = (int(v) for v in text.split(","))
+    except ValueError:
+        raise CliError(f"--shots must be two integers 'many,few', got {text!r}") from None
+    if not 0 <= few <= many:
+        raise CliError(f"--shots needs 0 <= few <= many, got many={many}, few={few}")
+    return many, few
+
+
+def _cmd_synth(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from iclr25.dist_loss.data import make_tabular
+
+    if args.data_scale < 1:
+        raise CliError(f"--data-scale must be >= 1, got {args.data_scale}")
+    d = make_tabular(args.seed, args.data_scale)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(args.out, **d.__dict__)
+    print(f"wrote {args.out}: {d.y_train.size} train / {d.y_val.size} val / {d.y_test.size} test samples")
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    method = method_for(args.loss, args.reweight)
+    for name in ("epochs", "batch_size"):
+        if getattr(args, name) < 1:
+            raise CliError(f"--{name.replace('_', '-')} must be >= 1")
+    for name in ("lr", "eps", "bw"):
+        if not getattr(args, name) > 0:
+            raise CliError(f"--{name} must be > 0")
+    from iclr25.shared.results import atomic_write_json, prepare_run_dir
+
+    run_dir = prepare_run_dir(args.out, args.overwrite)
+    import numpy as np
+    import torch
+
+    from iclr25.dist_loss.train import MLP, evaluate, fit, make_loss, rrt
+    from iclr25.shared.device import pick_device
+    from iclr25.shared.seed import seed_everything
+
+    seed_everything(args.seed)
+    device = pick_device(args.device)
+    data = _load_data(args.data, args.seed)
+    gen = torch.Generator().manual_seed(args.seed)
+
+    def t(a: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(a, dtype=torch.float32, device=device)
+
+    x_tr, x_val, x_te = t(data.x_train), t(data.x_val), t(data.x_test)
+    kw = {"lam": args.lam, "eps": args.eps, "bw": args.bw}
+    arch = {"in_dim": data.x_train.shape[1], "hidden": 64, "depth": 2}
+
+    def train_full(m: str, select: str) -> MLP:
+        model = MLP(**arch, bias_init=float(data.y_train.mean())).to(device)
+        setup = make_loss(m, data.y_train, args.batch_size, device=device, **kw)
+        fit(model, list(model.parameters()), x_tr, t(data.y_train), setup, x_val, data.y_val,
+            args.epochs, args.batch_size, args.lr, select, gen)  # fmt: skip
+        return model
+
+    if args.stage == "e2e":
+        model = train_full(method, "plain")
+    else:
+        if args.pretrained is not None:
+            if not args.pretrained.is_file():
+                raise FileNotFoundError(f"checkpoint {args.pretrained} does not exist")
+            ckpt = torch.load(args.pretrained, map_location=device)
+            backbone = MLP(**ckpt["arch"]).to(device)
+            backbone.load_state_dict(ckpt["state_dict"])
+        else:
+            backbone = train_full("l1", "plain")
+            torch.save({"arch": arch, "state_dict": backbone.state_dict()}, run_dir / "backbone.pt")
+        model, _ = rrt(backbone, method, x_tr, data.y_train, x_val, data.y_val, args.epochs, args.batch_size,
+                       args.lr, gen, **kw)  # fmt: skip
+    torch.save({"arch": arch, "state_dict": model.state_dict(), "method": method}, run_dir / "model.pt")
+    metrics = evaluate(model, x_te, data.y_test, x_tr, data.y_train)
+    atomic_write_json(run_dir / "metrics.json", {"method": method, "stage": args.stage, "test": metrics})
+    print(f"{method} ({args.stage}): test MAE all {metrics['all_mae']:.3f}, many {metrics['many_mae']:.3f}, "
+          f"median {metrics['median_mae']:.3f}, few {metrics['few_mae']:.3f}")  # fmt: skip
+    print(f"model written to {run_dir / 'model.pt'}")
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    many, few = _parse_shots(args.shots)
+    if not args.model.is_file():
+        raise FileNotFoundError(f"model file {args.model} does not exist")
+    import torch
+
+    from iclr25.dist_loss.metrics import REGIONS, shot_metrics
+    from iclr25.dist_loss.train import MLP, predict
+
+    ckpt = torch.load(args.model, map_location="cpu")
+    if not isinstance(ckpt, dict) or "arch" not in ckpt:
+        raise ValueError(f"{args.model} is not a model written by `{PROG} train`")
+    model = MLP(**ckpt["arch"])
+    model.load_state_dict(ckpt["state_dict"])
+    data = _load_data(args.data, args.seed)
+    x, y = (data.x_val, data.y_val) if args.split == "val" else (data.x_test, data.y_test)
+    if x.shape[1] != ckpt["arch"]["in_dim"]:
+        raise ValueError(f"the model expects {ckpt['arch']['in_dim']} features, the data has {x.shape[1]}")
+    result = shot_metrics(predict(model, torch.as_tensor(x)), y, data.y_train, many, few)
+    print("| region | n | MAE | MSE | GM |\n|---|---|---|---|---|")
+    for region in REGIONS:
+        r = result[region]
+        print(f"| {region} | {r['n']} | {r['mae']:.3f} | {r['mse']:.3f} | {r['gm']:.3f} |")
+    return 0
+
+
+@guarded(PROG)
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `iclr25-dist-loss`."""
+    args = _parser().parse_args(argv)
+    if args.command == "reproduce":
+        from iclr25.dist_loss.reproduce import PRESETS, SLUG, run
+
+        return reproduce_command(SLUG, args, run, PRESETS)
+    if args.command == "synth":
+        return _cmd_synth(args)
+    if args.command == "train":
+        return _cmd_train(args)
+    return _cmd_eval(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

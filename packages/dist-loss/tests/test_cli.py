@@ -1,0 +1,72 @@
+"""The CLI: help, synth -> train -> eval round trip, and one-line errors on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from iclr25.dist_loss.cli import main, method_for
+
+
+def test_help_is_fast_and_lists_verbs() -> None:
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "iclr25.dist_loss.cli", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for verb in ("reproduce", "synth", "train", "eval"):
+        assert verb in out.stdout
+    assert " torch" not in out.stderr.replace("torch_", "")  # no torch import for --help
+
+
+def test_synth_train_eval_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data.npz"
+    assert main(["synth", "--seed", "1", "--out", str(data)]) == 0
+    run = tmp_path / "run"
+    args = ["train", "--loss", "dist", "--stage", "rrt", "--data", str(data), "--epochs", "2", "--out", str(run)]
+    assert main([*args, "--device", "cpu"]) == 0
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["method"] == "dist" and metrics["test"]["few_mae"] > 0
+    assert (run / "backbone.pt").is_file()
+    run2 = tmp_path / "run2"
+    args2 = ["train", "--loss", "l1", "--reweight", "inverse", "--pretrained", str(run / "backbone.pt")]
+    assert main([*args2, "--data", str(data), "--epochs", "1", "--out", str(run2)]) == 0
+    assert json.loads((run2 / "metrics.json").read_text())["method"] == "inverse"
+    capsys.readouterr()
+    assert main(["eval", "--model", str(run / "model.pt"), "--data", str(data), "--shots", "100,20"]) == 0
+    table = capsys.readouterr().out
+    for region in ("all", "many", "median", "few"):
+        assert f"| {region} |" in table
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train", "--loss", "dist", "--reweight", "sqrt_inv", "--out", "x"], "not supported"),
+        (["train", "--loss", "hinge", "--out", "x"], "invalid choice"),
+        (["train", "--epochs", "0", "--out", "x"], "--epochs must be >= 1"),
+        (["eval", "--model", "missing.pt"], "does not exist"),
+        (["eval", "--model", "m.pt", "--shots", "20"], "--shots"),
+        (["reproduce", "--scale", "ci", "seeds=0"], "seeds must be >= 1"),
+        (["reproduce", "--scale", "ci", "nope=1"], "unknown override key"),
+        (["reproduce", "--scale", "huge"], "invalid choice"),
+    ],
+    ids=["bad-combo", "bad-loss", "zero-epochs", "missing-model", "bad-shots", "bad-seeds", "bad-key", "bad-scale"],
+)
+def test_bad_input_one_line_exit_2(argv: list[str], message: str, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = subprocess.run([sys.executable, "-m", "iclr25.dist_loss.cli", *argv], capture_output=True, text=True)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and lines[0].startswith("iclr25-dist-loss")
+
+
+def test_method_mapping() -> None:
+    assert method_for("dist", "inverse") == "dist_inverse"
+    assert method_for("lds-fds", None) == "sqinv_lds_fds"
+    assert method_for("bmc", None) == "bmc"

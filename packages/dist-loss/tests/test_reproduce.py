@@ -1,0 +1,45 @@
+"""The claim gate: the `ci` preset (spec 6a / 9.7, 3 seeds, RRT protocol) asserts every gated claim."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from iclr25.dist_loss.reproduce import PRESETS, Config, run
+from iclr25.shared.results import Report
+
+
+@pytest.mark.claims
+def test_ci_preset_gated_claims(tmp_path: Path) -> None:
+    report = run("ci", tmp_path / "ci", device="cpu")
+    gated = {c.name: c for c in report.claims if c.gated}
+    assert set(gated) == {"few_shot_mae_ratio", "many_shot_mae_ratio", "prediction_spread_ratio", "w1_ratio"}
+    assert gated["few_shot_mae_ratio"].ours <= 0.92
+    assert gated["many_shot_mae_ratio"].ours <= 1.10
+    assert gated["prediction_spread_ratio"].ours >= 1.05
+    assert gated["w1_ratio"].ours <= 0.95
+    assert not report.failed_gated
+    back = Report.read(tmp_path / "ci")
+    assert back.claims == report.claims and back.scale == "ci"
+    assert set(report.metrics["test"]) == {"e2e_l1", "rrt_l1", "rrt_dist"}
+
+
+def test_presets_share_the_gated_setting() -> None:
+    ci, quick = PRESETS["ci"], PRESETS["quick"]
+    for field in ("seeds", "label_noise", "batch_size", "lam", "eps", "bw", "epochs_stage1", "epochs_stage2"):
+        assert getattr(ci, field) == getattr(quick, field)
+    assert {"l1", "dist"} <= set(PRESETS["full"].methods)
+    with pytest.raises(ValueError, match="methods must include"):
+        Config(methods=("l1",))
+    with pytest.raises(ValueError, match="unknown methods"):
+        Config(methods=("l1", "dist", "magic"))
+
+
+def test_run_refuses_existing_folder(tmp_path: Path) -> None:
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "results.json").write_text("{}")
+    with pytest.raises(FileExistsError):
+        run("ci", tmp_path / "x")
+    with pytest.raises(ValueError, match="scale"):
+        run("medium", tmp_path / "y")
