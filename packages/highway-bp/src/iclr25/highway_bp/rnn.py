@@ -59,27 +59,29 @@ class HighwayRNN(nn.Module):
     def parts(self, s: Tensor, xp: Tensor) -> Tensor:
         """z = g(s; θ, x): (P, ..., H) with P = 2 (GRU) or 3 (LSTM), batched over any leading dims."""
         H = self.hidden_size
-        if self.cell == "gru":
-            gh = s @ self.weight_hh.T + self.bias_hh
-            r = torch.sigmoid(xp[..., :H] + gh[..., :H])
-            u = torch.sigmoid(xp[..., H : 2 * H] + gh[..., H : 2 * H])
-            n = torch.tanh(xp[..., 2 * H :] + r * gh[..., 2 * H :])
+        if self.cell == "gru":  # split/chunk (not slicing): their backward concatenates instead of zero-filling
+            x_r, x_u, x_n = xp.chunk(3, dim=-1)
+            w_r, w_u, w_n = self.weight_hh.chunk(3, dim=0)
+            b_r, b_u, b_n = self.bias_hh.chunk(3)
+            h_r, h_u, h_n = s @ w_r.T + b_r, s @ w_u.T + b_u, s @ w_n.T + b_n
+            r = torch.sigmoid(x_r + h_r)
+            u = torch.sigmoid(x_u + h_u)
+            n = torch.tanh(x_n + r * h_n)
             return torch.stack([u, (1.0 - u) * n])  # g = [u, (1−u)⊙n]
-        c, h = s[..., :H], s[..., H:]
+        c, h = s.split(H, dim=-1)
         gates = xp + h @ self.weight_hh.T + self.bias_hh
-        i = torch.sigmoid(gates[..., :H])
-        f = torch.sigmoid(gates[..., H : 2 * H])
-        gg = torch.tanh(gates[..., 2 * H : 3 * H])
-        o = torch.sigmoid(gates[..., 3 * H :])
+        a_i, a_f, a_g, a_o = gates.chunk(4, dim=-1)
+        i, f, gg, o = torch.sigmoid(a_i), torch.sigmoid(a_f), torch.tanh(a_g), torch.sigmoid(a_o)
         c_new = f * c + i * gg
         return torch.stack([f, i * gg, o * torch.tanh(c_new)])  # g = [f, i⊙g̃, new h]
 
     def combine(self, s: Tensor, z: Tensor) -> Tensor:
         """s' = r(s, z)."""
+        parts = z.unbind(0)
         if self.cell == "gru":
-            return z[0] * s + z[1]
+            return parts[0] * s + parts[1]
         c = s[..., : self.hidden_size]
-        return torch.cat([z[0] * c + z[1], z[2]], dim=-1)
+        return torch.cat([parts[0] * c + parts[1], parts[2]], dim=-1)
 
     def k_diag(self, s: Tensor, z: Tensor) -> Tensor:
         """K = ∂r/∂s (diagonal), shaped like s."""
@@ -108,8 +110,19 @@ class HighwayRNN(nn.Module):
             states.append(s)
         return torch.stack(states)
 
+    def run_fused(self, x: Tensor) -> Tensor:
+        """States s_0..s_T from raw inputs x (T, B, I) with PyTorch's native GRU kernel (GRU only; same math as `run`)."""
+        if self.cell != "gru":
+            raise ValueError("run_fused supports the GRU cell only")
+        h0 = self.init_state(x.shape[1], x)
+        params = [self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh]
+        out = torch.gru(x, h0[None], params, True, 1, 0.0, self.training, False, False)[0]  # (T, B, H)
+        return torch.cat([h0[None], out])
+
     def forward(self, x: Tensor, s0: Tensor | None = None) -> Tensor:
         """Hidden outputs h_1..h_T (T, B, H) for inputs x (T, B, I)."""
+        if self.cell == "gru" and s0 is None:
+            return self.run_fused(x)[1:]
         return self.output(self.run(self.input_proj(x), s0)[1:])
 
 
@@ -120,12 +133,16 @@ def rnn_backward(
     e: Tensor,
     k: int,
     algo: str = "hbp",
+    parallel: bool | None = None,
 ) -> Tensor:
     """Highway-BP (or FPI) through time: returns w^k (T+1, B, S) and accumulates parameter `.grad`s.
 
     xp: (T, B, G·H) projected inputs with their graph; states: (T+1, B, S) forward states (values);
-    e: (T+1, B, S) loss gradients at the states.
+    e: (T+1, B, S) loss gradients at the states. `parallel`: Hillis–Steele scan (default on GPU) or the
+    sequential one (default on CPU, where log-depth buys nothing and costs O(T log T) work).
     """
+    if parallel is None:
+        parallel = xp.is_cuda
     if algo not in ("hbp", "fpi"):
         raise ValueError(f"algo must be 'hbp' or 'fpi' here, got {algo!r}")
     prev = states[:-1].detach().requires_grad_(True)  # s_0..s_{T−1}: every cell's input   # (T, B, S)
@@ -148,7 +165,7 @@ def rnn_backward(
     def vjp(w_next: Tensor) -> Tensor:
         return torch.autograd.grad(out, prev, cot(w_next), retain_graph=True)[0]  # Eq. 8, one batched call
 
-    w = highway_iterate(e, K, vjp, k, mode)
+    w = highway_iterate(e, K, vjp, k, mode, parallel=parallel)
     out.backward(cot(w[1:]))  # parameter gradients with w^k, summed over cells (§4.2)
     return w
 
@@ -162,18 +179,19 @@ def rnn_step(
 ) -> Tensor:
     """Forward + backward of `loss_fn(h_1..h_T)` with BPTT, Highway-BP(k) or FPI(k); accumulates `.grad`.
 
+    BPTT and the forward pass of Highway-BP use PyTorch's native GRU kernel for GRU cells.
     x: (T, B, I) inputs with their graph (e.g. from an embedding, which then receives its gradient too).
     `loss_fn` maps the hidden outputs (T, B, H) to a scalar (it may use only the last step). Returns the loss.
     """
     if algo not in RNN_ALGOS:
         raise ValueError(f"algo must be one of {', '.join(RNN_ALGOS)}; got {algo!r}")
-    xp = rnn.input_proj(x)  # (T, B, G·H)
     if algo == "bptt":
-        loss = loss_fn(rnn.output(rnn.run(xp)[1:]))
+        loss = loss_fn(rnn(x))
         loss.backward()
         return loss.detach()
+    xp = rnn.input_proj(x)  # (T, B, G·H)
     with torch.no_grad():
-        states = rnn.run(xp.detach())  # (T+1, B, S)
+        states = rnn.run_fused(x) if rnn.cell == "gru" else rnn.run(xp)  # (T+1, B, S)
     leaf = states[1:].clone().requires_grad_(True)
     loss = loss_fn(rnn.output(leaf))
     loss.backward()  # exact head gradient and e_t = ∂𝓛_t/∂s_t
