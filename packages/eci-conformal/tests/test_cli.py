@@ -83,3 +83,21 @@ def test_reproduce_small_override(tmp_path, capsys):
     assert "results written to" in capsys.readouterr().out
     assert main(["reproduce", "--out", str(tmp_path / "x"), "settings=mars"]) == 2
     assert main(["reproduce", "--out", str(tmp_path / "y"), "seeds=abc"]) == 2
+
+
+def test_run_djia_ticker(tmp_path):
+    rows = ["Date,Open,High,Low,Close,Volume,Name"]
+    prices = 100 + np.cumsum(np.random.default_rng(1).standard_normal(300))
+    rows += [
+        f"{np.datetime64('2006-01-03') + i},{p:.3f},1,1,1,10,{n}"
+        for n in ("AMZN", "MSFT")
+        for i, p in enumerate(prices)
+    ]
+    path = tmp_path / "all_stocks.csv"
+    path.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "djia"
+    args = ["run", "--data", str(path), "--ticker", "AMZN", "--column", "Open", "--lr", "0.1", "--out", str(out)]
+    assert main(args) == 0
+    info = json.loads((out / "metrics.json").read_text())
+    assert info["n"] == 300 and info["ticker"] == "AMZN"
+    assert main([*args[:-2], "--ticker", "IBM", "--out", str(tmp_path / "x")]) == 2

@@ -36,6 +36,7 @@ EPILOG = """examples:
   iclr25-eci-conformal reproduce --scale quick
   iclr25-eci-conformal run --data series.csv --column y --method eci --alpha 0.1 --lr 0.1 --out runs/mine
   iclr25-eci-conformal run --data series.csv --column y --yhat-column forecast --method aci --lr 0.005
+  iclr25-eci-conformal run --data all_stocks.csv --ticker AMZN --column Open --method eci_cutoff --lr 0.1
 """
 
 
@@ -48,6 +49,7 @@ def _parser():
     r = sub.add_parser("run", help="online conformal intervals for one column of your CSV")
     r.add_argument("--data", type=Path, required=True, help="CSV file with a header row")
     r.add_argument("--column", required=True, help="column holding the series y")
+    r.add_argument("--ticker", help="DJIA-30 format (Date,...,Name): keep this Name, sorted by Date")
     r.add_argument("--yhat-column", help="column holding your point forecasts (default: our --forecaster)")
     r.add_argument("--forecaster", choices=FORECASTERS, default="ar3", help="point forecaster (default: %(default)s)")
     r.add_argument("--method", choices=METHOD_NAMES, default="eci", help="online method (default: %(default)s)")
@@ -63,7 +65,7 @@ def _parser():
 def _run(args) -> int:
     import numpy as np
 
-    from iclr25.eci_conformal.data import load_column, naive_forecast, rolling_ar
+    from iclr25.eci_conformal.data import load_column, load_djia, naive_forecast, rolling_ar
     from iclr25.eci_conformal.intervals import interval_from_scores
     from iclr25.eci_conformal.metrics import covered, rolling_coverage, summarize
     from iclr25.shared.cli import default_run_dir
@@ -75,7 +77,9 @@ def _run(args) -> int:
         raise CliError(f"--lr is required for method {args.method}")
     if args.burn_in < 1:
         raise CliError(f"--burn-in must be >= 1, got {args.burn_in}")
-    y = load_column(args.data, args.column)
+    if args.ticker and args.yhat_column:
+        raise CliError("--ticker and --yhat-column cannot be combined")
+    y = load_djia(args.data, args.ticker, args.column) if args.ticker else load_column(args.data, args.column)
     if len(y) <= args.burn_in + 1:
         raise CliError(f"the series has {len(y)} points; need more than --burn-in + 1 = {args.burn_in + 1}")
     if args.yhat_column:
@@ -88,6 +92,7 @@ def _run(args) -> int:
     info = {
         "data": str(args.data),
         "column": args.column,
+        "ticker": args.ticker,
         "forecast": args.yhat_column or args.forecaster,
         "method": args.method,
         "alpha": args.alpha,
