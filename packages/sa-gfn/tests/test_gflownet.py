@@ -27,7 +27,7 @@ def _grads(params, loss):
 
 
 @pytest.mark.parametrize("uniform_pb", [True, False], ids=["uniform_pb", "learned_pb"])
-@pytest.mark.parametrize("ndim,height", [(2, 5), (3, 3)], ids=["2d_h5", "3d_h3"])
+@pytest.mark.parametrize(("ndim", "height"), [(2, 5), (3, 3)], ids=["2d_h5", "3d_h3"])
 def test_losses_match_reference(ndim, height, uniform_pb, random_policy):
     env = HyperGrid(ndim, height, "standard", R0=0.1)
     policy = random_policy(env, uniform_pb=uniform_pb, scale=1.0)

@@ -32,6 +32,7 @@ class IntrinsicGFlowNet(GFlowNet):
         rnd_error: str = "mse",
         rnd_activation: str = "relu",
         rnd_on: str = "terminal",
+        rnd_normalize: bool = False,
         lr_rnd: float = 1e-3,
         seed: int = 0,
         **kw: Any,
@@ -44,7 +45,15 @@ class IntrinsicGFlowNet(GFlowNet):
             raise ValueError(f"rnd_on must be 'terminal' or 'all', got {rnd_on!r}")
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed + 104729)
-            self.rnd = RND(env.input_dim, rnd_hidden, rnd_out, intrinsic_scale, rnd_error, activation=rnd_activation)
+            self.rnd = RND(
+                env.input_dim,
+                rnd_hidden,
+                rnd_out,
+                intrinsic_scale,
+                rnd_error,
+                activation=rnd_activation,
+                normalize=rnd_normalize,
+            )
         self.rnd.to(env.device)
         self.rnd_opt = self.rnd.optimizer(lr_rnd)
         self.rnd_on = rnd_on
@@ -65,7 +74,8 @@ class IntrinsicGFlowNet(GFlowNet):
 
 
 def tb_rnd(env, intrinsic_scale: float = 1.0, **kw: Any) -> IntrinsicGFlowNet:
-    """TB + RND: the SA-GFN Sibling's reward on a single network (no decoupling)."""
+    """TB + RND: the SA-GFN Sibling's reward (normalised novelty) on a single network (no decoupling)."""
+    kw.setdefault("rnd_normalize", True)
     return IntrinsicGFlowNet(env, reward="terminal_logsumexp", intrinsic_scale=intrinsic_scale, **kw)
 
 

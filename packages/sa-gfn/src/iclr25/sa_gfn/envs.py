@@ -191,8 +191,10 @@ class BitSequence:
         return torch.nn.functional.one_hot(last.squeeze(-1), self.vocab).bool()
 
     def step(self, x: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-        """Write word `a` in the first empty slot."""
-        return x.scatter(-1, self.n_filled(x).unsqueeze(-1), a.unsqueeze(-1))
+        """Write word `a` in the first empty slot (full rows are returned unchanged)."""
+        pos = self.n_filled(x).clamp(max=self.n_words - 1).unsqueeze(-1)
+        full = (self.n_filled(x) == self.n_words).unsqueeze(-1)
+        return torch.where(full, x, x.scatter(-1, pos, a.unsqueeze(-1)))
 
     def log_n_parents(self, x: torch.Tensor) -> torch.Tensor:
         """A tree: one parent."""

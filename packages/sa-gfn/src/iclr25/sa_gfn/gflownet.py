@@ -82,7 +82,9 @@ class GFlowNetModel(nn.Module):
 
     def optimizer(self, lr: float = 1e-3, lr_logz: float = 1e-1) -> torch.optim.Adam:
         """Adam with lr 1e-3 on the policy and 1e-1 on log Z (spec §3.3)."""
-        return torch.optim.Adam([{"params": self.policy.parameters(), "lr": lr}, {"params": [self.log_Z], "lr": lr_logz}])
+        return torch.optim.Adam(
+            [{"params": self.policy.parameters(), "lr": lr}, {"params": [self.log_Z], "lr": lr_logz}]
+        )
 
 
 @dataclass
@@ -163,7 +165,7 @@ def recompute_logprobs(env, policy: PolicyNet, batch: TrajectoryBatch) -> tuple[
     log P_B(s_t | s_{t+1}) for non-stop actions and 0 for the stop action and padding; padding is 0 in log_pf.
     Used for on-policy data and to evaluate one network on another's trajectories (spec §3.4).
     """
-    B, L, _ = batch.states.shape
+    _B, L, _ = batch.states.shape
     t = torch.arange(L, device=batch.states.device)
     valid = t < batch.lengths.unsqueeze(1)  # (B, L) actions taken
     moves = t < (batch.lengths - 1).unsqueeze(1)  # (B, L) non-stop actions
@@ -208,7 +210,7 @@ def detailed_balance(
 ) -> torch.Tensor:
     """Mean DB loss over every transition of the batch, the terminal edge included."""
     _check_log_rewards(log_rewards, log_pf.shape[0])
-    B, L = log_pf.shape
+    _B, L = log_pf.shape
     t = torch.arange(L, device=log_pf.device)
     n = (lengths - 1).unsqueeze(1)  # index of the stop action / terminal state
     next_flow = torch.cat([log_flow[:, 1:], log_flow[:, -1:]], dim=1)

@@ -3,6 +3,11 @@
 Spec §3.1/§3.2: a frozen random target f and a trained predictor f_hat; novelty e(s) is the prediction error,
 either the mean squared error over the output dimensions (`error="mse"`, the project default, 1-d output) or the
 unsquared L2 norm (`error="l2norm"`, the GAFN reference: 128-d output, scale 0.1). Rewards are always detached.
+
+`normalize=True` divides the novelty by a running standard deviation of every error the module has computed
+for a reward, as Burda et al. (2019, §2.4) normalise RND rewards. Project choice: with PyTorch's default
+initialisation the raw error of a 1-d RND is ~1e-3, so an unnormalised c = 1 novelty is negligible next to
+R_e = 1 and the Sibling hardly explores.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ class RND(nn.Module):
         error: str = "mse",
         n_layers: int = 2,
         activation: str = "relu",
+        normalize: bool = False,
     ) -> None:
         super().__init__()
         if error not in ("mse", "l2norm"):
@@ -46,6 +52,27 @@ class RND(nn.Module):
         self.target = _mlp(input_dim, hidden, out_dim, n_layers, activation)
         self.predictor = _mlp(input_dim, hidden, out_dim, n_layers, activation)
         self.target.requires_grad_(False)
+        self.normalize = normalize
+        self.register_buffer("_count", torch.zeros((), dtype=torch.float64))
+        self.register_buffer("_mean", torch.zeros((), dtype=torch.float64))
+        self.register_buffer("_m2", torch.zeros((), dtype=torch.float64))
+
+    def _update_moments(self, e: torch.Tensor) -> None:
+        """Chan et al. parallel update of the running mean and variance of the errors."""
+        n = float(e.numel())
+        mean, var = e.double().mean(), e.double().var(unbiased=False)
+        delta = mean - self._mean
+        total = self._count + n
+        self._mean += delta * n / total
+        self._m2 += var * n + delta.pow(2) * self._count * n / total
+        self._count.copy_(total)
+
+    @property
+    def running_std(self) -> float:
+        """Running standard deviation of the errors seen by `novelty` (1 before any)."""
+        if self._count < 2:
+            return 1.0
+        return float((self._m2 / self._count).sqrt().clamp(min=1e-12))
 
     def error(self, x: torch.Tensor) -> torch.Tensor:
         """Prediction error e(x) per row (differentiable w.r.t. the predictor)."""
@@ -56,8 +83,12 @@ class RND(nn.Module):
 
     @torch.no_grad()
     def novelty(self, x: torch.Tensor) -> torch.Tensor:
-        """Intrinsic reward r_i(x) = scale * e(x), detached."""
-        return self.scale * self.error(x)
+        """Intrinsic reward r_i(x) = scale * e(x) (/ running std when `normalize`), detached."""
+        e = self.error(x)
+        if not self.normalize:
+            return self.scale * e
+        self._update_moments(e)
+        return self.scale * e / self.running_std
 
     def loss(self, x: torch.Tensor) -> torch.Tensor:
         """Predictor loss: mean prediction error on the visited states `x`."""

@@ -93,7 +93,7 @@ def terminal_distribution(env, policy: PolicyNet) -> dict[tuple[int, ...], float
         total = 0.0
         for d in range(D):
             if s[d] > 0:
-                p = s[:d] + (s[d] - 1,) + s[d + 1 :]
+                p = (*s[:d], s[d] - 1, *s[d + 1 :])
                 total += u[p] * float(pf[p][d])
         u[s] = total
     return {s: u[s] * float(pf[s][-1]) for s in u}

@@ -202,6 +202,7 @@ class SAGFN:
         rnd_hidden: int = 256,
         rnd_out: int = 1,
         rnd_error: str = "mse",
+        rnd_normalize: bool = True,
         lr: float = 1e-3,
         lr_logz: float = 1e-1,
         lr_rnd: float = 1e-3,
@@ -222,7 +223,8 @@ class SAGFN:
         self.sibling = GFlowNet(env, batch_size=n_sibling, seed=seed + 7919, **kw)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed + 104729)
-            self.rnd = RND(env.input_dim, rnd_hidden, rnd_out, intrinsic_scale, rnd_error).to(env.device)
+            self.rnd = RND(env.input_dim, rnd_hidden, rnd_out, intrinsic_scale, rnd_error, normalize=rnd_normalize)
+            self.rnd.to(env.device)
         self.rnd_opt = self.rnd.optimizer(lr_rnd)
         self.n_mix, self.n_behavior = n_mix, n_behavior
 

@@ -1,0 +1,107 @@
+"""Command line of the SA-GFN package (Madan et al., ICLR 2025): `iclr25-sa-gfn {reproduce,train,eval}`.
+
+Standard-library imports only at module level, so that `--help` answers instantly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
+
+PROG = "iclr25-sa-gfn"
+METHODS = ("tb", "db", "subtb", "tb-rnd", "gafn", "sagfn")
+SCALES = ("ci", "quick", "full")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `iclr25-sa-gfn` argument parser."""
+    parser = make_parser(PROG, "Sibling Augmented GFlowNets (ICLR 2025): reproduce the claims, train, evaluate.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("reproduce", help="run the ci/quick/full reproduction and print the claims table")
+    add_run_args(rep, scales=SCALES)
+    tr = sub.add_parser("train", help="train one method on a HyperGrid and report exact metrics")
+    tr.add_argument("--env", choices=["hypergrid"], default="hypergrid", help="environment (default: %(default)s)")
+    tr.add_argument("--H", "--height", dest="height", type=_positive, default=16, help="grid height (default: 16)")
+    tr.add_argument("--ndim", type=_positive, default=2, help="grid dimensions (default: 2)")
+    tr.add_argument("--reward", choices=["standard", "sparse"], default="sparse", help="reward (default: sparse)")
+    tr.add_argument("--R0", type=float, default=1e-3, help="standard reward R0 (default: 1e-3)")
+    tr.add_argument("--method", choices=METHODS, default="sagfn", help="method (default: %(default)s)")
+    tr.add_argument("--iters", type=_positive, default=800, help="training iterations (default: 800)")
+    tr.add_argument("--hidden", type=_positive, default=128, help="MLP width (default: 128)")
+    tr.add_argument("--eval-every", type=_positive, default=100, help="exact evaluation period (default: 100)")
+    tr.add_argument("--out", type=Path, help="run folder (default: runs/sa-gfn/train-<time>)")
+    tr.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    tr.add_argument("--device", choices=["auto", "cpu", "cuda", "mps"], default="auto")
+    tr.add_argument("--wandb", choices=["off", "offline", "online"], default="off")
+    tr.add_argument("--overwrite", action="store_true", help="replace an existing run folder")
+    ev = sub.add_parser("eval", help="print the claims of a finished run folder (results.json)")
+    ev.add_argument("run_dir", type=Path, help="a run folder holding results.json")
+    return parser
+
+
+@guarded(PROG)
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `iclr25-sa-gfn`."""
+    args = build_parser().parse_args(argv)
+    if args.command == "reproduce":
+        from iclr25.sa_gfn.reproduce import PRESETS, run
+
+        return reproduce_command("sa-gfn", args, run, PRESETS)
+    if args.command == "train":
+        return _train(args)
+    return _eval(args)
+
+
+def _train(args: argparse.Namespace) -> int:
+    if args.ndim * args.height > 4096 or args.height**args.ndim > 2_000_000:
+        raise CliError(f"grid {args.ndim}x{args.height} is too large for exact evaluation (at most 2e6 states)")
+    if args.height < 3:
+        raise CliError(f"--H must be >= 3, got {args.height}")
+    from iclr25.sa_gfn.train import train
+
+    summary = train(
+        method=args.method,
+        ndim=args.ndim,
+        height=args.height,
+        reward=args.reward,
+        R0=args.R0,
+        iters=args.iters,
+        hidden=args.hidden,
+        eval_every=args.eval_every,
+        out=args.out,
+        seed=args.seed,
+        device=args.device,
+        wandb=args.wandb,
+        overwrite=args.overwrite,
+    )
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from iclr25.shared.results import Report, claims_table
+
+    if not (args.run_dir / "results.json").is_file():
+        raise CliError(f"{args.run_dir} holds no results.json")
+    report = Report.read(args.run_dir)
+    print(claims_table(report.claims))
+    return 1 if report.failed_gated else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

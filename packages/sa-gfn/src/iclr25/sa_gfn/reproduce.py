@@ -1,0 +1,511 @@
+"""Reproduction of SA-GFN (Madan et al., "Towards Improving Exploration through Sibling Augmented GFlowNets", ICLR 2025).
+
+Spec §6 and §9: (1) correctness on the standard 8x8 HyperGrid (TB, DB, SubTB and SA-GFN with zero intrinsic reward
+reach exact l1_mean <= 2e-3); (2) the sparse 16x16 HyperGrid, where TB collapses onto the first target it finds and
+SA-GFN's Behavior net, fed by the novelty-seeking Sibling, keeps mass on all three targets (exact P_T, every seed).
+Independent runs (method x seed) are spread over worker processes on CPU. The full preset adds the paper's larger
+grids and a bit-sequence task (reported only).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from iclr25.shared.cli import default_run_dir
+from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
+
+SLUG = "sa-gfn"
+CAPTURE_ALL = "all targets captured"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Quick: `iclr25-sa-gfn reproduce --scale quick` (~2-4 min on 2 idle CPU cores).
+
+    Expected: TB/DB/SubTB and SA-GFN (c = 0) at l1_mean <= 2e-3 on 8x8; on sparse 16x16 SA-GFN's Behavior captures
+    all 3 targets in >= 3/5 seeds, TB in <= 1/5, and mean TV(SA-GFN) <= mean TV(TB) - 0.2.
+    """
+
+    # sparse HyperGrid claim (spec §6a.1)
+    seeds: int = 5
+    iters: int = 800
+    ndim: int = 2
+    height: int = 16
+    eps: float = 1e-6  # sparse reward off the targets (spec §6a)
+    hidden: int = 128  # policy MLP 2 x 128 (spec §6a)
+    n_layers: int = 2
+    uniform_pb: bool = True  # spec §6a
+    batch_size: int = 16  # TB batch (spec §6a)
+    n_sibling: int = 16  # spec §3.3 (third-party default)
+    n_behavior: int = 8
+    n_mix: int = 8  # Behavior batch = first 8 sibling + 8 own trajectories
+    intrinsic_scale: float = 1.0  # c (spec §3.2)
+    sibling_reward: str = "terminal_logsumexp"  # project default (spec §3.2 form 1)
+    objective: str = "tb"
+    equal_budget: bool = True  # also run TB with batch n_sibling + n_behavior (reported)
+    baselines: tuple[str, ...] = ()  # extra reported baselines on the sparse grid: tb-rnd, gafn
+    capture_threshold: float = 0.05  # a target is captured when P_T(x) >= 0.05 (spec §9.7)
+    # correctness on the standard reward (spec §6a.2, §9.3, §9.5)
+    correctness_iters: int = 2000
+    correctness_height: int = 8
+    correctness_R0: float = 0.1
+    correctness_objectives: tuple[str, ...] = ("tb", "db", "subtb")
+    correctness_sagfn: bool = True
+    l1_bound: float = 2e-3
+    # full-scale sweep (reported): "DxH:reward:R0" grids, methods, iterations; bit-sequence iterations
+    grids: tuple[str, ...] = ()
+    sweep_methods: tuple[str, ...] = ("tb", "db", "subtb", "tb-rnd", "gafn", "sagfn")
+    sweep_iters: int = 0
+    sweep_seeds: int = 1
+    bitseq_iters: int = 0
+    eval_every: int = 100
+    workers: int = 2  # CPU worker processes (runs are independent); GPU runs in-process
+    throughput: bool = True
+
+    def __post_init__(self) -> None:
+        if self.seeds < 1 or self.iters < 1:
+            raise ValueError(f"seeds and iters must be >= 1, got {self.seeds}, {self.iters}")
+        if self.workers < 1:
+            raise ValueError(f"workers must be >= 1, got {self.workers}")
+        for g in self.grids:
+            _parse_grid(g)
+
+
+def _parse_grid(spec: str) -> tuple[int, int, str, float]:
+    """'2x64:standard:0.001' -> (2, 64, 'standard', 0.001)."""
+    try:
+        shape, reward, r0 = spec.split(":")
+        d, h = (int(v) for v in shape.split("x"))
+        return d, h, reward, float(r0)
+    except ValueError:
+        raise ValueError(f"grid {spec!r} must look like 'DxH:reward:R0', e.g. '2x64:standard:0.001'") from None
+
+
+PRESETS: dict[str, Config] = {
+    # CI gate: the same claims on 3 seeds (>= 2 of 3 vs <= 1 of 3, spec §6a) and 1000 correctness iterations.
+    "ci": Config(seeds=3, equal_budget=False, correctness_iters=1000, throughput=False),
+    "quick": Config(),
+    # One GPU: spec §6b grids, all methods, plus the bit-sequence task; expected ~1.5-2 h on one H100-class GPU.
+    "full": Config(
+        seeds=5,
+        iters=2000,
+        baselines=("tb-rnd", "gafn"),
+        correctness_iters=3000,
+        grids=("2x32:standard:0.01", "2x64:standard:0.001", "4x8:standard:0.001", "2x64:sparse:0"),
+        sweep_iters=20000,
+        sweep_seeds=3,
+        bitseq_iters=5000,
+        eval_every=1000,
+        workers=1,
+    ),
+}
+
+
+# --------------------------------------------------------------------------------------------- jobs
+@dataclass(frozen=True)
+class Job:
+    """One independent training run."""
+
+    name: str
+    method: str
+    seed: int
+    env: dict[str, Any]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    iters: int = 800
+    eval_every: int = 100
+    device: str = "cpu"
+    keep_distribution: bool = False
+
+
+def run_job(job: Job) -> dict[str, Any]:
+    """Train one method on one HyperGrid; return its final metrics, history and (optionally) P_T."""
+    import torch
+
+    from iclr25.sa_gfn.envs import HyperGrid
+    from iclr25.sa_gfn.training import build_method, fit
+
+    if job.device == "cpu":
+        torch.set_num_threads(1)
+    env = HyperGrid(device=job.device, **job.env)
+    trainer = build_method(job.method, env, seed=job.seed, **job.kwargs)
+    out = fit(trainer, job.iters, job.eval_every)
+    if job.keep_distribution:
+        out["distribution"] = trainer.exact_distribution().cpu().tolist()
+    out["name"] = job.name
+    return out
+
+
+def run_bitseq(iters: int, seed: int, device: str, hidden: int) -> dict[str, Any]:
+    """Bit sequences (length 120, words of 8 bits, 60 modes, spec §6b): modes found within distance 28 (reported)."""
+    import torch
+
+    from iclr25.sa_gfn.envs import BitSequence
+    from iclr25.sa_gfn.training import build_method
+
+    env = BitSequence(length=120, word_size=8, n_modes=60)
+    env.device = torch.device(device)
+    env.modes = env.modes.to(device)
+    env._pow = env._pow.to(device)
+    found: dict[str, int] = {}
+    for method in ("tb", "sagfn"):
+        trainer = build_method(method, env, seed=seed, hidden=hidden)
+        seen = []
+        for _ in range(iters):
+            seen.append(trainer.train_step()["sampled"])
+        found[method] = env.modes_found(torch.cat(seen), threshold=28)
+    return found
+
+
+def _run_all(jobs: list[Job], workers: int) -> dict[str, dict[str, Any]]:
+    if workers <= 1 or len(jobs) <= 1:
+        return {j.name: run_job(j) for j in jobs}
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    # Longest jobs first so that the two workers finish together.
+    order = sorted(jobs, key=lambda j: -j.iters * (2.2 if j.method == "sagfn" else 1.0))
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+            results = list(pool.map(run_job, order))
+    except BrokenProcessPool:  # e.g. a __main__ script without an `if __name__ == "__main__"` guard
+        results = [run_job(j) for j in order]
+    return {r["name"]: r for r in results}
+
+
+# --------------------------------------------------------------------------------------------- throughput
+def measure_throughput(device: str, config: Config) -> dict[str, float]:
+    """Trajectories/s of the batched sampler and of TB and SA-GFN training steps (sparse 16x16)."""
+
+    from iclr25.sa_gfn.envs import HyperGrid
+    from iclr25.sa_gfn.gflownet import sample_trajectories
+    from iclr25.sa_gfn.sagfn import SAGFN, GFlowNet
+    from iclr25.shared.device import Throughput
+
+    env = HyperGrid(config.ndim, config.height, "sparse", eps=config.eps, device=device)
+    tb = GFlowNet(env, hidden=config.hidden, batch_size=config.batch_size)
+    out: dict[str, float] = {}
+    for n, reps in ((config.batch_size, 20), (1024, 3)):
+        meter = Throughput(device)
+        sample_trajectories(env, tb.policy, n)  # warm-up
+        for _ in range(reps):
+            with meter.measure(n):
+                sample_trajectories(env, tb.policy, n)
+        out[f"sampler_traj_per_s_batch{n}"] = meter.per_second
+    meter = Throughput(device)
+    tb.train_step()
+    for _ in range(20):
+        with meter.measure(config.batch_size):
+            tb.train_step()
+    out["tb_train_traj_per_s"] = meter.per_second
+    sa = SAGFN(env, hidden=config.hidden, n_sibling=config.n_sibling, n_behavior=config.n_behavior)
+    sa.train_step()
+    meter = Throughput(device)
+    for _ in range(20):
+        with meter.measure(config.n_sibling + config.n_behavior):
+            sa.train_step()
+    out["sagfn_train_traj_per_s"] = meter.per_second
+    out["sagfn_iters_per_s"] = meter.per_second / (config.n_sibling + config.n_behavior)
+    return out
+
+
+# --------------------------------------------------------------------------------------------- figures
+def _figures(run_dir: Path, config: Config, results: dict[str, dict[str, Any]], methods: list[str]) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import torch
+
+    from iclr25.sa_gfn.envs import HyperGrid
+
+    names: list[str] = []
+    env = HyperGrid(config.ndim, config.height, "sparse", eps=config.eps)
+    if config.ndim == 2:
+        H = config.height
+        panels = [("target R/Z", env.true_distribution().numpy())]
+        panels += [(f"{m} (seed 0)", np.array(results[f"sparse/{m}/0"]["distribution"])) for m in methods]
+        fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 3.2))
+        for ax, (title, p) in zip(axes, panels, strict=True):
+            ax.imshow(p.reshape(H, H), cmap="viridis", origin="lower")
+            ax.set_title(title, fontsize=9)
+            ax.set_xticks([])
+            ax.set_yticks([])
+        fig.suptitle(f"Exact terminal distribution, sparse {H}x{H} HyperGrid, {config.iters} iterations", fontsize=10)
+        names.append(save_figure(fig, run_dir / "terminal_distribution.png").name)
+    fig, ax = plt.subplots(figsize=(5, 3.4))
+    for m in methods:
+        runs = [results[f"sparse/{m}/{s}"]["history"] for s in range(config.seeds)]
+        its = [h["iter"] for h in runs[0]]
+        tv = np.array([[h["tv"] for h in r] for r in runs])
+        ax.plot(its, tv.mean(0), label=m)
+        ax.fill_between(its, tv.min(0), tv.max(0), alpha=0.15)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("TV to R/Z (exact)")
+    ax.set_title(f"Sparse {config.height}x{config.height}: mean and range over {config.seeds} seeds", fontsize=9)
+    ax.legend(fontsize=8)
+    names.append(save_figure(fig, run_dir / "tv_sparse.png").name)
+    correct = [k for k in results if k.startswith("correct/")]
+    if correct:
+        fig, ax = plt.subplots(figsize=(5, 3.4))
+        for k in correct:
+            h = results[k]["history"]
+            ax.semilogy([r["iter"] for r in h], [max(r["l1_mean"], 1e-7) for r in h], label=k.split("/", 1)[1])
+        ax.axhline(config.l1_bound, color="k", ls="--", lw=0.8, label="bound 2e-3")
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("l1_mean (exact)")
+        ax.set_title(f"Standard reward {config.correctness_height}x{config.correctness_height}, R0=0.1", fontsize=9)
+        ax.legend(fontsize=8)
+        names.append(save_figure(fig, run_dir / "l1_correctness.png").name)
+    del torch
+    return names
+
+
+# --------------------------------------------------------------------------------------------- run
+def run(
+    scale: str = "quick",
+    out: str | Path | None = None,
+    *,
+    seed: int = 0,
+    device: str = "auto",
+    wandb: str = "off",
+    overwrite: bool = False,
+    config: Config | None = None,
+) -> Report:
+    """Run the reproduction at `scale` (ci | quick | full) and write results.json, report.md and figures."""
+    if config is None:
+        if scale not in PRESETS:
+            raise ValueError(f"scale must be one of {sorted(PRESETS)}, got {scale!r}")
+        config = PRESETS[scale]
+    import torch
+
+    from iclr25.shared.device import pick_device
+    from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.seed import seed_everything
+
+    start = time.perf_counter()
+    device = pick_device(device)
+    if device == "cpu":
+        torch.set_num_threads(1)  # tiny MLPs: threads only add contention; runs are spread over processes
+    seed_everything(seed)
+    run_dir = prepare_run_dir(out or default_run_dir(SLUG, "reproduce", scale), overwrite)
+    workers = config.workers if device == "cpu" else 1
+    common = dict(hidden=config.hidden, n_layers=config.n_layers, uniform_pb=config.uniform_pb)
+    sparse_env = dict(ndim=config.ndim, height=config.height, reward="sparse", eps=config.eps)
+    sa_kw = dict(
+        common,
+        objective=config.objective,
+        n_sibling=config.n_sibling,
+        n_behavior=config.n_behavior,
+        n_mix=config.n_mix,
+        intrinsic_scale=config.intrinsic_scale,
+        sibling_reward=config.sibling_reward,
+    )
+    methods: dict[str, tuple[str, dict[str, Any]]] = {
+        "sagfn": ("sagfn", sa_kw),
+        "tb": ("tb", dict(common, batch_size=config.batch_size)),
+    }
+    if config.equal_budget:
+        methods["tb-equal-budget"] = ("tb", dict(common, batch_size=config.n_sibling + config.n_behavior))
+    for b in config.baselines:
+        methods[b] = (b, dict(common, batch_size=config.batch_size))
+    jobs = [
+        Job(f"sparse/{name}/{s}", m, seed + s, sparse_env, kw, config.iters, config.eval_every, device, s == 0)
+        for name, (m, kw) in methods.items()
+        for s in range(config.seeds)
+    ]
+    std_env = dict(ndim=2, height=config.correctness_height, reward="standard", R0=config.correctness_R0)
+    for obj in config.correctness_objectives:
+        jobs.append(Job(f"correct/{obj}", obj, seed, std_env, dict(common), config.correctness_iters, 100, device))
+    if config.correctness_sagfn:
+        kw = dict(sa_kw, intrinsic_scale=0.0)  # c = 0: r_i clamped to 1e-12, R_S ~ R_e (spec §9.5)
+        jobs.append(Job("correct/sagfn-c0", "sagfn", seed, std_env, kw, config.correctness_iters, 100, device))
+    for g in config.grids:
+        d, h, reward, r0 = _parse_grid(g)
+        env_kw = dict(ndim=d, height=h, reward=reward, **({"R0": r0} if reward == "standard" else {"eps": config.eps}))
+        for m in config.sweep_methods:
+            kw = dict(common) if m != "sagfn" else dict(sa_kw)
+            for s in range(config.sweep_seeds):
+                jobs.append(
+                    Job(f"sweep/{g}/{m}/{s}", m, seed + s, env_kw, kw, config.sweep_iters, config.eval_every, device)
+                )
+    results = _run_all(jobs, workers)
+
+    metrics: dict[str, Any] = {}
+    with MetricsLogger(
+        run_dir, wandb=wandb, project="iclr25-sa-gfn", name=f"reproduce-{scale}", config=asdict(config)
+    ) as log:
+        for name, r in results.items():
+            for row in r["history"]:
+                log.log({f"{name}/{k}": v for k, v in row.items() if k != "iter"}, step=row["iter"])
+    # sparse-grid summary per method
+    for name in methods:
+        finals = [results[f"sparse/{name}/{s}"]["final"] for s in range(config.seeds)]
+        tv = [f["tv"] for f in finals]
+        captured = [f["modes_captured"] for f in finals]
+        metrics[f"sparse_{name}"] = {
+            "tv_per_seed": tv,
+            "tv_mean": sum(tv) / len(tv),
+            "targets_captured_per_seed": captured,
+            "seeds_all_captured": sum(c == 2**config.ndim - 1 for c in captured),
+            "modes_found_sampler_per_seed": [f["modes_found_sampler"] for f in finals],
+            "modes_found_train_per_seed": [f["modes_found_train"] for f in finals],
+            "distinct_states_sampler_per_seed": [f["distinct_states_sampler"] for f in finals],
+            "seconds_per_seed": [results[f"sparse/{name}/{s}"]["seconds"] for s in range(config.seeds)],
+        }
+    for k, r in results.items():
+        if k.startswith(("correct/", "sweep/")):
+            metrics[k] = {
+                key: r["final"][key] for key in ("l1_mean", "tv", "modes_captured", "log_Z", "modes_found_sampler")
+            }
+            metrics[k]["seconds"] = r["seconds"]
+    if config.bitseq_iters:
+        metrics["bitseq_modes_found"] = run_bitseq(config.bitseq_iters, seed, device, config.hidden)
+
+    claims = _claims(config, metrics)
+    throughput = measure_throughput(device, config) if config.throughput else {}
+    figures = _figures(run_dir, config, results, list(methods))
+    report = Report(
+        paper=SLUG,
+        scale=scale,
+        claims=claims,
+        metrics=metrics,
+        config=asdict(config),
+        throughput=throughput,
+        runtime_s=time.perf_counter() - start,
+        command=f"iclr25-sa-gfn reproduce --scale {scale}",
+        figures=figures,
+        notes=(
+            "All target-distribution metrics are exact (dynamic programming over the grid) and computed on the "
+            "Behavior network for SA-GFN. The paper's numbers are not public (body not accessible, no official "
+            f"code); the claims are the spec's acceptance checks. device={device}, workers={workers}."
+        ),
+    )
+    report.write(run_dir)
+    del torch
+    return report
+
+
+def _claims(config: Config, m: dict[str, Any]) -> list[Claim]:
+    claims: list[Claim] = []
+    bound = config.l1_bound
+    for obj in config.correctness_objectives:
+        l1 = m[f"correct/{obj}"]["l1_mean"]
+        claims.append(
+            Claim(
+                f"correct_{obj}_l1",
+                f"{obj.upper()} reaches exact l1_mean <= {bound:g} on the {config.correctness_height}x"
+                f"{config.correctness_height} standard grid (R0={config.correctness_R0}) in {config.correctness_iters} iterations",
+                paper=f"<= {bound:g} (spec bound)",
+                ours=round(l1, 6),
+                margin=f"<= {bound:g}",
+                holds=l1 <= bound,
+                gated=True,
+            )
+        )
+    if "tb" in config.correctness_objectives and config.correctness_height == 8 and config.correctness_R0 == 0.1:
+        log_z = m["correct/tb"]["log_Z"]
+        claims.append(
+            Claim(
+                "correct_tb_log_z",
+                "TB's learned log Z matches log 22.4 = 3.1091 on the 8x8 grid",
+                paper=round(math.log(22.4), 4),
+                ours=round(log_z, 4),
+                margin="|ours - 3.1091| <= 0.05",
+                holds=abs(log_z - math.log(22.4)) <= 0.05,
+                gated=True,
+            )
+        )
+    if config.correctness_sagfn:
+        l1 = m["correct/sagfn-c0"]["l1_mean"]
+        claims.append(
+            Claim(
+                "sagfn_zero_intrinsic_l1",
+                "SA-GFN with zero intrinsic reward (c = 0): the Behavior net still converges to R/Z",
+                paper="converges (decoupling keeps the target)",
+                ours=round(l1, 6),
+                margin=f"<= {bound:g}",
+                holds=l1 <= bound,
+                gated=True,
+            )
+        )
+    S = config.seeds
+    need_sa, max_tb = math.ceil(0.6 * S), max(1, S // 5)
+    sa, tb = m["sparse_sagfn"], m["sparse_tb"]
+    grid = f"sparse {config.height}x{config.height}, {S} seeds, {config.iters} iterations"
+    claims.append(
+        Claim(
+            "sparse_sagfn_captures_all",
+            f"SA-GFN's Behavior captures all {2**config.ndim - 1} targets (P_T >= {config.capture_threshold}) "
+            f"in most seeds ({grid})",
+            paper="not public (spec pilot: 4 of 5)",
+            ours=f"{sa['seeds_all_captured']} of {S}",
+            margin=f">= {need_sa} of {S}",
+            holds=sa["seeds_all_captured"] >= need_sa,
+            gated=True,
+        )
+    )
+    claims.append(
+        Claim(
+            "sparse_tb_collapses",
+            f"TB (batch {config.batch_size}) captures all targets in at most {max_tb} seed(s) ({grid})",
+            paper="not public (spec pilot: 0 of 5)",
+            ours=f"{tb['seeds_all_captured']} of {S}",
+            margin=f"<= {max_tb} of {S}",
+            holds=tb["seeds_all_captured"] <= max_tb,
+            gated=True,
+        )
+    )
+    gap = tb["tv_mean"] - sa["tv_mean"]
+    claims.append(
+        Claim(
+            "sparse_tv_gap",
+            f"mean TV to R/Z: SA-GFN at least 0.2 below TB ({grid}); ours = TV(TB) - TV(SA-GFN)",
+            paper="not public (spec pilot: 0.6 - 0.23 = 0.37)",
+            ours=round(gap, 4),
+            margin=">= 0.2",
+            holds=gap >= 0.2,
+            gated=True,
+        )
+    )
+    if "sparse_tb-equal-budget" in m:
+        eq = m["sparse_tb-equal-budget"]
+        gap_eq = eq["tv_mean"] - sa["tv_mean"]
+        claims.append(
+            Claim(
+                "sparse_tv_gap_equal_budget",
+                f"mean TV: SA-GFN below TB at equal sampling budget (batch {config.n_sibling + config.n_behavior}); "
+                f"ours = TV(TB-{config.n_sibling + config.n_behavior}) - TV(SA-GFN); TB-"
+                f"{config.n_sibling + config.n_behavior} captured all in {eq['seeds_all_captured']} of {S}",
+                paper="not public (spec pilot: 0.49 - 0.23)",
+                ours=round(gap_eq, 4),
+                margin="> 0",
+                holds=gap_eq > 0,
+                gated=False,
+            )
+        )
+    for b in config.baselines:
+        base = m[f"sparse_{b}"]
+        claims.append(
+            Claim(
+                f"sparse_tv_vs_{b}",
+                f"mean TV: SA-GFN below {b} ({grid}); ours = TV({b}) - TV(SA-GFN)",
+                paper="SA-GFN better than coupled baselines (abstract)",
+                ours=round(base["tv_mean"] - sa["tv_mean"], 4),
+                margin="> 0",
+                holds=base["tv_mean"] > sa["tv_mean"],
+                gated=False,
+            )
+        )
+    return claims
+
+
+def with_overrides(config: Config, **changes: Any) -> Config:
+    """A copy of `config` with fields replaced (validated)."""
+    return replace(config, **changes)

@@ -1,0 +1,74 @@
+"""The `iclr25-sa-gfn` command line, including bad input (one line, exit 2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from iclr25.sa_gfn.cli import main
+
+
+def test_help_is_fast_and_light():
+    code = "import sys, iclr25.sa_gfn.cli, iclr25.sa_gfn; assert 'torch' not in sys.modules, 'torch imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_train_command(tmp_path, capsys):
+    out = tmp_path / "run"
+    rc = main(
+        [
+            "train",
+            "--H",
+            "5",
+            "--ndim",
+            "2",
+            "--method",
+            "tb",
+            "--iters",
+            "20",
+            "--eval-every",
+            "10",
+            "--hidden",
+            "16",
+            "--out",
+            str(out),
+            "--device",
+            "cpu",
+        ]
+    )
+    assert rc == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["final"]["iter"] == 20 and 0 <= summary["final"]["tv"] <= 1
+    assert (out / "metrics.csv").is_file() and (out / "terminal_distribution.npz").is_file()
+    assert main(["train", "--H", "5", "--iters", "5", "--out", str(out), "--device", "cpu"]) == 2  # exists
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["train", "--method", "ppo"], "invalid choice"),
+        (["train", "--H", "0"], "positive integer"),
+        (["train", "--H", "2000", "--ndim", "3"], "too large"),
+        (["reproduce", "--scale", "huge"], "invalid choice"),
+        (["reproduce", "--scale", "ci", "seeds=abc"], "seeds expects int"),
+        (["reproduce", "--scale", "ci", "nope=1"], "unknown override key"),
+        (["reproduce", "--scale", "ci", "seeds=0"], "seeds and iters must be >= 1"),
+    ],
+)
+def test_bad_input_one_line_exit_2(argv, needle, capsys, tmp_path):
+    full = [*argv, "--out", str(tmp_path / "x")] if argv[0] == "reproduce" else argv
+    try:
+        rc = main(full)
+    except SystemExit as e:  # argparse errors exit from inside main
+        rc = e.code
+    assert rc == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and len(err.splitlines()) == 1
+
+
+def test_eval_missing_folder(tmp_path, capsys):
+    assert main(["eval", str(tmp_path)]) == 2
+    assert "no results.json" in capsys.readouterr().err

@@ -1,0 +1,138 @@
+"""SA-GFN decoupling invariants, sibling rewards, RND, baselines (spec §9.4-9.6)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from iclr25.sa_gfn.baselines import gafn, tb_rnd
+from iclr25.sa_gfn.envs import HyperGrid
+from iclr25.sa_gfn.gflownet import sample_trajectories
+from iclr25.sa_gfn.intrinsic import RND
+from iclr25.sa_gfn.sagfn import SAGFN, SiblingReward, gfn_loss
+
+
+@pytest.fixture
+def grid():
+    return HyperGrid(2, 6, "sparse", eps=1e-6)
+
+
+def _batches(sa: SAGFN, seed: int = 0):
+    gen = torch.Generator().manual_seed(seed)
+    tS = sample_trajectories(sa.env, sa.sibling.policy, 16, generator=gen)
+    tB = sample_trajectories(sa.env, sa.behavior.policy, 8, generator=gen)
+    return tS, tB
+
+
+@pytest.mark.parametrize("objective", ["tb", "db", "subtb"])
+def test_behavior_loss_ignores_intrinsic_module(grid, objective):
+    """Spec §9.4: L_B unchanged when the RND module or the betas change; no gradient into the Sibling."""
+    sa = SAGFN(grid, objective=objective, hidden=32, seed=0)
+    tS, tB = _batches(sa)
+    base = sa.behavior_loss(tS, tB)
+    sa.rnd = RND(grid.input_dim, 16, 3, scale=50.0)
+    sa.sibling_reward = SiblingReward(beta_e=0.3, beta_i=2.0, beta_sn=0.5)
+    again = sa.behavior_loss(tS, tB)
+    assert again.item() == pytest.approx(base.item(), rel=1e-6)
+    again.backward()
+    assert all(p.grad is None for p in sa.sibling.model.parameters())
+    assert all(p.grad is None for p in sa.rnd.parameters())
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in sa.behavior.model.parameters())
+
+
+def test_behavior_recomputes_logprobs_under_its_own_net(grid):
+    """The Behavior loss on sibling trajectories uses B's log-probs: changing S's weights leaves it unchanged."""
+    sa = SAGFN(grid, hidden=32, seed=0)
+    tS, tB = _batches(sa)
+    before = sa.behavior_loss(tS, tB).item()
+    with torch.no_grad():
+        for p in sa.sibling.model.parameters():
+            p.add_(1.0)
+    assert sa.behavior_loss(tS, tB).item() == pytest.approx(before, rel=1e-6)
+    # and it equals the Behavior net's own loss on the mixed batch with R_e
+    mix_loss = gfn_loss(grid, sa.behavior.model, tS[:8], grid.log_reward(tS[:8].terminal))
+    own_loss = gfn_loss(grid, sa.behavior.model, tB, grid.log_reward(tB.terminal))
+    assert before == pytest.approx((mix_loss.item() + own_loss.item()) / 2, rel=1e-5)
+
+
+def test_train_step_updates_all_three_and_rewards_are_pre_step(grid):
+    sa = SAGFN(grid, hidden=32, seed=0)
+    snap = {
+        k: [p.detach().clone() for p in m.parameters()]
+        for k, m in (("b", sa.behavior.model), ("s", sa.sibling.model), ("r", sa.rnd.predictor))
+    }
+    target = [p.detach().clone() for p in sa.rnd.target.parameters()]
+    out = sa.train_step()
+    for k, m in (("b", sa.behavior.model), ("s", sa.sibling.model), ("r", sa.rnd.predictor)):
+        assert any(not torch.equal(a, b) for a, b in zip(snap[k], m.parameters(), strict=True)), k
+    assert all(torch.equal(a, b) for a, b in zip(target, sa.rnd.target.parameters(), strict=True))
+    assert out["train_terminal"].shape[0] == 16 and out["sampled"].shape[0] == 8
+
+
+def test_sibling_reward_forms():
+    log_re = torch.tensor([0.0, -13.8])
+    r_i = torch.tensor([0.5, 0.0])
+    t = SiblingReward("terminal_logsumexp", beta_e=1.0, beta_i=1.0, beta_sn=1.0).terminal(log_re, r_i)
+    assert t[0].item() == pytest.approx(torch.log(torch.tensor(1.5)).item())
+    assert t[1].item() == pytest.approx(torch.logaddexp(torch.tensor(-13.8), torch.tensor(1e-12).log()).item())
+    t2 = SiblingReward("terminal_logsumexp", beta_e=2.0, beta_i=0.5, beta_sn=0.5).terminal(log_re, r_i)
+    assert t2[0].item() == pytest.approx(0.5 * torch.log(1 + torch.tensor(0.5) ** 0.5).item())
+    g = SiblingReward("gafn_terminal").terminal(log_re, r_i)
+    assert g[0].item() == pytest.approx(torch.log(torch.tensor(1.5)).item())
+    with pytest.raises(ValueError, match="sibling_reward"):
+        SiblingReward("edge")
+
+
+def test_gafn_edge_sibling_runs_and_needs_tb(grid):
+    sa = SAGFN(grid, hidden=32, sibling_reward="gafn_edge", seed=1)
+    out = sa.train_step()
+    assert torch.isfinite(torch.tensor(out["loss_sibling"]))
+    with pytest.raises(ValueError, match="gafn_edge"):
+        SAGFN(grid, objective="db", sibling_reward="gafn_edge")
+
+
+def test_rnd_novelty_drops_on_visited_states():
+    """Spec §9.6: after 500 predictor steps on 20 fixed states of the 16x16 grid, their error drops >= 5x and the
+    other 236 states keep >= 10x the visited error."""
+    env = HyperGrid(2, 16)
+    torch.manual_seed(0)
+    rnd = RND(env.input_dim, hidden=256, out_dim=1)
+    X = env.encode(env.all_states())
+    idx = torch.randperm(256, generator=torch.Generator().manual_seed(0))
+    seen, unseen = X[idx[:20]], X[idx[20:]]
+    before = rnd.novelty(seen).mean()
+    opt = rnd.optimizer(1e-3)
+    for _ in range(500):
+        opt.zero_grad()
+        rnd.loss(seen).backward()
+        opt.step()
+    after = rnd.novelty(seen).mean()
+    assert after <= before / 5
+    assert rnd.novelty(unseen).mean() >= 10 * after
+
+
+def test_rnd_normalisation_and_errors():
+    rnd = RND(4, hidden=8, out_dim=3, error="l2norm", normalize=True)
+    x = torch.randn(32, 4)
+    raw = rnd.error(x).detach()
+    r = rnd.novelty(x)
+    assert rnd.running_std == pytest.approx(float(raw.double().std(unbiased=False)), rel=1e-4)
+    torch.testing.assert_close(r, raw / rnd.running_std)
+    with pytest.raises(ValueError, match="error"):
+        RND(4, error="l1")
+
+
+@pytest.mark.parametrize("make", [tb_rnd, gafn], ids=["tb_rnd", "gafn"])
+def test_coupled_baselines_step(grid, make):
+    trainer = make(grid, hidden=32, seed=0)
+    before = [p.detach().clone() for p in trainer.model.parameters()]
+    out = trainer.train_step()
+    assert torch.isfinite(torch.tensor(out["loss"]))
+    assert any(not torch.equal(a, b) for a, b in zip(before, trainer.model.parameters(), strict=True))
+
+
+def test_bad_arguments(grid):
+    with pytest.raises(ValueError, match="n_mix"):
+        SAGFN(grid, n_sibling=4, n_mix=8)
+    with pytest.raises(ValueError, match="objective"):
+        SAGFN(grid, objective="fm")
