@@ -78,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--bw", type=float, default=0.5, help="KDE bandwidth factor")
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto")
+    tr.add_argument("--threads", type=int, default=1, help="CPU threads (default: 1, best for these small MLPs)")
     tr.add_argument("--out", type=Path, required=True, help="run folder for model.pt and metrics.json")
     tr.add_argument("--overwrite", action="store_true")
 
@@ -133,7 +134,7 @@ def _cmd_synth(args: argparse.Namespace) -> int:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     method = method_for(args.loss, args.reweight)
-    for name in ("epochs", "batch_size"):
+    for name in ("epochs", "batch_size", "threads"):
         if getattr(args, name) < 1:
             raise CliError(f"--{name.replace('_', '-')} must be >= 1")
     for name in ("lr", "eps", "bw"):
@@ -146,11 +147,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
     import torch
 
     from iclr25.dist_loss.train import MLP, evaluate, fit, make_loss, rrt
-    from iclr25.shared.device import pick_device
+    from iclr25.shared.device import configure_torch, pick_device
     from iclr25.shared.seed import seed_everything
 
     seed_everything(args.seed)
     device = pick_device(args.device)
+    configure_torch(device, threads=args.threads or None)
     data = _load_data(args.data, args.seed)
     gen = torch.Generator().manual_seed(args.seed)
 
