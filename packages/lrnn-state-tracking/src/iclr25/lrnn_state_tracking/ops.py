@@ -64,7 +64,7 @@ def diagonal_scan(
 def _blocked_scan(a: Tensor, b: Tensor, h0: Tensor | None, chunk_size: int | None) -> Tensor:
     """Two-level scan: local scans inside chunks (in parallel over chunks), then a scan over the chunk carries."""
     B, T = a.shape[:2]
-    C = chunk_size or max(1, int(round(T**0.5)))
+    C = chunk_size or max(1, round(T**0.5))
     pad = (-T) % C
     if pad:  # a = 1, b = 0 continues the state unchanged; padded outputs are dropped
         a = torch.cat([a, a.new_ones((B, pad, *a.shape[2:]))], dim=1)
@@ -72,11 +72,11 @@ def _blocked_scan(a: Tensor, b: Tensor, h0: Tensor | None, chunk_size: int | Non
     N = (T + pad) // C
     a = a.reshape(B, N, C, *a.shape[2:])
     b = b.reshape(B, N, C, *b.shape[2:])
-    h_loc, a_cum = [b[:, :, 0]], [a[:, :, 0]]
+    h_loc = [b[:, :, 0]]
     for t in range(1, C):  # local scans from a zero state, all chunks at once
         h_loc.append(a[:, :, t] * h_loc[-1] + b[:, :, t])
-        a_cum.append(a[:, :, t] * a_cum[-1])
-    h_local, a_prod = torch.stack(h_loc, dim=2), torch.stack(a_cum, dim=2)  # (B, N, C, ...)
+    h_local = torch.stack(h_loc, dim=2)  # (B, N, C, ...)
+    a_prod = torch.cumprod(a, dim=2)  # Π_{r ≤ t} a_r inside each chunk (no division: safe for a ≤ 0)
     carry = torch.zeros_like(b[:, 0, 0]) if h0 is None else h0
     carries = []
     for n in range(N):  # state entering each chunk: h_in(n+1) = A_n h_in(n) + h_local(n, last)

@@ -93,11 +93,14 @@ def rotation_as_two_reflections(theta: float, dtype: torch.dtype = torch.float64
 def parity_lrnn(bits: Tensor | list[int], a_neg: float = -1.0, dtype: torch.dtype = torch.float64) -> Tensor:
     """The §4.1 construction h_t = a(x_t) h_{t-1} + b(x_t), a(0) = 1, b(0) = 0, a(1) = a_neg, b(1) = 1; y_t = h_t.
 
-    With a_neg = -1 the state is the running parity of the bits (exactly, in any precision).
+    With a_neg = -1 the state is the running parity of the bits (exactly, in any precision). bits (T,) or (B, T).
     """
-    x = torch.as_tensor(bits, dtype=dtype).reshape(1, -1)
-    a = torch.where(x == 1, torch.tensor(a_neg, dtype=dtype), torch.ones((), dtype=dtype))
-    return diagonal_scan(a, x.clone(), method="chunk")[0]
+    x = torch.as_tensor(bits, dtype=dtype)
+    batched = x.dim() == 2
+    x = x if batched else x.reshape(1, -1)
+    a = torch.where(x == 1, torch.tensor(a_neg, dtype=dtype), torch.ones((), dtype=dtype))  # a(1) = a_neg, a(0) = 1
+    h = diagonal_scan(a, x.clone(), method="chunk")  # b(x) = x
+    return h if batched else h[0]
 
 
 def finite_precision_orbit(a: float, b: float = 1.0, k: int = 100_000, dtype: type = np.float32) -> np.ndarray:

@@ -1,0 +1,169 @@
+"""Command line of the reimplementation of "Unlocking State-Tracking in Linear RNNs Through Negative Eigenvalues"
+(Grazzi, Siems et al., ICLR 2025, arXiv 2411.12537).
+
+    iclr25-lrnn-state-tracking reproduce --scale quick
+    iclr25-lrnn-state-tracking train --task parity --model deltanet --eig-range -1,1 steps=500
+    iclr25-lrnn-state-tracking eval --ckpt runs/.../model.pt --lengths 40:256 --n 8192
+    iclr25-lrnn-state-tracking theory-check
+
+Standard library only at module level, so `--help` answers instantly.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from iclr25.shared.cli import (
+    CliError,
+    add_run_args,
+    build_config,
+    default_run_dir,
+    guarded,
+    make_parser,
+    reproduce_command,
+)
+
+PROG = "iclr25-lrnn-state-tracking"
+SLUG = "lrnn-state-tracking"
+TASKS = ("parity", "mod", "modbra")
+MODELS = ("figure1", "deltanet", "mamba", "diagonal", "fullmatrix", "lstm", "transformer")
+# `train` presets: quick = the spec's 1-layer CPU setting, full = the official YAML (parity: 20k steps).
+TRAIN_PRESETS = {
+    "quick": {"d_model": 32, "n_layers": 1, "n_heads": 2, "steps": 1_000, "batch_size": 64, "warmup": 100},
+    "full": {},
+}
+
+
+def _parser():
+    parser = make_parser(PROG, __doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("reproduce", help="run a preset and check the paper's claims")
+    add_run_args(rep, scales=("ci", "quick", "full"))
+    tr = sub.add_parser("train", help="train one model on one task and evaluate it on lengths 40-256")
+    tr.add_argument("--task", choices=TASKS, default="parity")
+    tr.add_argument("--model", "--mixer", dest="model", choices=MODELS, default="deltanet")
+    tr.add_argument("--eig-range", default="-1,1", help="0,1 or -1,1 (default: %(default)s)")
+    add_run_args(tr)
+    ev = sub.add_parser("eval", help="evaluate a checkpoint written by `train`")
+    ev.add_argument("--ckpt", type=Path, required=True)
+    ev.add_argument("--lengths", default="40:256", help="min:max sequence length (default: %(default)s)")
+    ev.add_argument("--n", type=int, default=8_192, help="test sequences (default: %(default)s)")
+    ev.add_argument("--seed", type=int, default=12_345)
+    ev.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto")
+    sub.add_parser("theory-check", help="run the executable theory (Prop. 1, Thm. 1, Thm. 3) and print pass/fail")
+    return parser
+
+
+def _fix_negative_values(argv: list[str]) -> list[str]:
+    """Let `--eig-range -1,1` through argparse, which would read `-1,1` as an option."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] == "--eig-range" and i + 1 < len(argv):
+            out.append(f"--eig-range={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
+def _parse_lengths(text: str) -> tuple[int, int]:
+    try:
+        lo, hi = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise CliError(f"--lengths must look like MIN:MAX (e.g. 40:256), got {text!r}") from None
+    if not 1 <= lo <= hi <= 256:
+        raise CliError(f"--lengths must satisfy 1 <= MIN <= MAX <= 256, got {text!r}")
+    return lo, hi
+
+
+def _train(args) -> int:
+    from dataclasses import replace
+
+    from iclr25.lrnn_state_tracking.training import TrainConfig, evaluate, save_checkpoint, train
+    from iclr25.shared.device import configure_torch, pick_device
+    from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.results import atomic_write_json, prepare_run_dir
+
+    base = TrainConfig(task=args.task, model=args.model, eig_range=args.eig_range, seed=args.seed)
+    base = replace(base, **TRAIN_PRESETS[args.scale])
+    cfg = build_config(base, args.config, args.overrides)
+    device = pick_device(args.device)
+    configure_torch(device, threads=1 if device == "cpu" else None)
+    out = prepare_run_dir(args.out or default_run_dir(SLUG, "train", args.scale), args.overwrite)
+    with MetricsLogger(out, wandb=args.wandb, name=f"{cfg.model}-{cfg.task}") as logger:
+        result = train(cfg, device, log_every=max(1, cfg.steps // 20), logger=logger)
+        ev = evaluate(result.model, cfg.task, cfg.eval_n, (40, 256), cfg.eval_seed, device=device, mult=cfg.mult)
+        logger.log({"test_scaled_accuracy": ev["scaled_accuracy"]}, step=cfg.steps)
+    save_checkpoint(result, out / "model.pt")
+    summary = {
+        "task": cfg.task,
+        "model": cfg.model,
+        "eig_range": cfg.eig_range,
+        "steps": cfg.steps,
+        "test_lengths": "40:256",
+        "scaled_accuracy": round(ev["scaled_accuracy"], 4),
+        "accuracy": round(ev["accuracy"], 4),
+        "train_tokens_per_s": round(result.tokens_per_s, 1),
+        "checkpoint": str(out / "model.pt"),
+    }
+    atomic_write_json(out / "summary.json", summary)
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _eval(args) -> int:
+    lengths = _parse_lengths(args.lengths)
+    if args.n < 1:
+        raise CliError(f"--n must be >= 1, got {args.n}")
+    if not args.ckpt.is_file():
+        raise CliError(f"checkpoint {args.ckpt} does not exist")
+    from iclr25.lrnn_state_tracking.training import evaluate, load_checkpoint
+    from iclr25.shared.device import configure_torch, pick_device
+
+    device = pick_device(args.device)
+    configure_torch(device, threads=1 if device == "cpu" else None)
+    model, cfg = load_checkpoint(args.ckpt, device)
+    ev = evaluate(model, cfg.task, args.n, lengths, args.seed, device=device, mult=cfg.mult)
+    result = {
+        "task": cfg.task,
+        "model": cfg.model,
+        "eig_range": cfg.eig_range,
+        "lengths": args.lengths,
+        "n": args.n,
+        "scaled_accuracy": round(ev["scaled_accuracy"], 4),
+        "accuracy": round(ev["accuracy"], 4),
+    }
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+def _theory() -> int:
+    from iclr25.lrnn_state_tracking.reproduce import theory_checks
+
+    checks = theory_checks()
+    for name, ok in checks.items():
+        print(f"{'pass' if ok else 'FAIL'}  {name}")
+    return 0 if all(checks.values()) else 1
+
+
+@guarded(PROG)
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `iclr25-lrnn-state-tracking`."""
+    argv = _fix_negative_values(list(sys.argv[1:] if argv is None else argv))
+    args = _parser().parse_args(argv)
+    if args.command == "reproduce":
+        from iclr25.lrnn_state_tracking.reproduce import PRESETS, run
+
+        return reproduce_command(SLUG, args, run, PRESETS)
+    if args.command == "train":
+        return _train(args)
+    if args.command == "eval":
+        return _eval(args)
+    return _theory()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

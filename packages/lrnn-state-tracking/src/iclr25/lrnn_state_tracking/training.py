@@ -1,0 +1,203 @@
+"""Training and evaluation loop for the Chomsky-hierarchy tasks of Grazzi, Siems et al., "Unlocking State-Tracking in
+Linear RNNs Through Negative Eigenvalues" (ICLR 2025, arXiv 2411.12537), §5.1 and App. E.
+
+Protocol (spec §3.5–§3.6): train on lengths 3–40, one supervised answer position per sequence, cross-entropy with
+ignore_index -1; AdamW, linear warmup then cosine decay to lr·1e-3; test on lengths 40–256 with the scaled accuracy
+(acc - 1/C)/(1 - 1/C). A plain PyTorch loop (no Lightning: the models are small and the batches are generated online).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from iclr25.lrnn_state_tracking.baselines import ALL_MODELS, build_model
+from iclr25.lrnn_state_tracking.data import Task, get_task
+from iclr25.lrnn_state_tracking.ops import parse_eig_range
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training run. Defaults: the official parity YAML (2 layers, d 128, 4 heads, 20k steps, batch 256)."""
+
+    task: str = "parity"
+    model: str = "deltanet"
+    eig_range: str = "[-1,1]"
+    d_model: int = 128
+    n_layers: int = 2
+    n_heads: int = 4
+    use_short_conv: bool = True
+    steps: int = 20_000  # parity YAML; 100 000 for the modular-arithmetic tasks
+    batch_size: int = 256
+    lr: float = 1e-3
+    weight_decay: float = 0.0  # parity 0.0, modular arithmetic 0.1
+    warmup: int = 2_000  # parity 2 000, modular arithmetic 10 000
+    schedule: str = "cosine"  # "cosine" (to lr·min_lr_ratio) or "constant"
+    min_lr_ratio: float = 1e-3
+    grad_clip: float = 0.0  # the official loop does not clip
+    mult: bool = True  # brackets task: allow '*'
+    eval_n: int = 8_192
+    eval_batch: int = 1_024
+    eval_seed: int = 12_345
+    seed: int = 0
+    amp: bool = True  # bf16 autocast on CUDA (fp32 state); ignored on CPU
+
+    def __post_init__(self) -> None:
+        get_task(self.task)
+        if self.model not in ALL_MODELS:
+            raise ValueError(f"model must be one of {', '.join(ALL_MODELS)}; got {self.model!r}")
+        object.__setattr__(self, "eig_range", parse_eig_range(self.eig_range))
+        if self.schedule not in ("cosine", "constant"):
+            raise ValueError(f"schedule must be 'cosine' or 'constant', got {self.schedule!r}")
+        for name in ("steps", "batch_size", "eval_n", "eval_batch", "d_model", "n_layers"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+
+@dataclass
+class TrainResult:
+    """A trained model, its loss/accuracy history and the measured training throughput."""
+
+    model: nn.Module
+    config: TrainConfig
+    history: list[dict[str, float]] = field(default_factory=list)
+    seconds: float = 0.0
+    train_tokens: int = 0
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Training tokens (cropped batch length × batch size) per second."""
+        return self.train_tokens / self.seconds if self.seconds > 0 else 0.0
+
+
+def make_model(cfg: TrainConfig) -> nn.Module:
+    """The model a config names, for the config's task vocabulary."""
+    task = get_task(cfg.task)
+    kwargs: dict[str, Any] = {}
+    if cfg.model == "deltanet":
+        kwargs["use_short_conv"] = cfg.use_short_conv
+    return build_model(cfg.model, task.vocab_size, cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.eig_range, **kwargs)
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Linear warmup, then constant or cosine decay to lr·min_lr_ratio."""
+    if cfg.warmup and step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    if cfg.schedule == "constant":
+        return cfg.lr
+    progress = min(1.0, (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup))
+    low = cfg.lr * cfg.min_lr_ratio
+    return low + 0.5 * (cfg.lr - low) * (1 + math.cos(math.pi * progress))
+
+
+def _param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
+    decay, no_decay = [], []
+    for p in model.parameters():
+        (no_decay if getattr(p, "_no_weight_decay", False) else decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def _autocast(device: str, amp: bool) -> Any:
+    enabled = amp and device == "cuda"
+    return torch.autocast(device_type="cuda" if device == "cuda" else "cpu", dtype=torch.bfloat16, enabled=enabled)
+
+
+@torch.no_grad()
+def evaluate(
+    model: nn.Module,
+    task: Task | str,
+    n: int = 8_192,
+    lengths: tuple[int, int] = (40, 256),
+    seed: int = 12_345,
+    batch_size: int = 1_024,
+    device: str = "cpu",
+    mult: bool = True,
+    amp: bool = False,
+) -> dict[str, Any]:
+    """Scaled accuracy at the answer position over `n` fresh sequences with lengths in `lengths`, plus per-sample data."""
+    task = get_task(task) if isinstance(task, str) else task
+    rng = np.random.default_rng(seed)
+    was_training = model.training
+    model.eval()
+    correct, seq_lengths = [], []
+    for start in range(0, n, batch_size):
+        inputs, targets = task.sample(min(batch_size, n - start), lengths, rng, mult)
+        inputs, targets = inputs.to(device), targets.to(device)
+        with _autocast(device, amp):
+            logits = model(inputs)
+        sel = targets != -1
+        pos = sel.float().argmax(1)  # the answer position (one per sequence)
+        rows = torch.arange(len(pos), device=device)
+        correct.append((logits[rows, pos].argmax(-1) == targets[rows, pos]).cpu())
+        seq_lengths.append((pos + 2).cpu())  # answer position in the target + shift = length - 1 (-2 for brackets)
+    model.train(was_training)
+    ok = torch.cat(correct).float()
+    acc = ok.mean().item()
+    C = task.num_answers
+    return {
+        "scaled_accuracy": (acc - 1 / C) / (1 - 1 / C),
+        "accuracy": acc,
+        "correct": ok.numpy(),
+        "lengths": torch.cat(seq_lengths).numpy(),
+    }
+
+
+def train(cfg: TrainConfig, device: str = "cpu", log_every: int = 0, logger: Any = None) -> TrainResult:
+    """Train `cfg.model` on `cfg.task` (lengths 3–40) with online data; returns the model and history."""
+    task = get_task(cfg.task)
+    torch.manual_seed(cfg.seed)
+    model = make_model(cfg).to(device)
+    optimizer = torch.optim.AdamW(_param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=(0.9, 0.999))
+    rng = np.random.default_rng([cfg.seed, 1])
+    result = TrainResult(model, cfg)
+    model.train()
+    start = time.perf_counter()
+    for step in range(cfg.steps):
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(step, cfg)
+        inputs, targets = task.sample(cfg.batch_size, task.train_lengths, rng, cfg.mult)
+        inputs, targets = inputs.to(device), targets.to(device)
+        with _autocast(device, cfg.amp):
+            logits = model(inputs)
+        loss = F.cross_entropy(logits.float().flatten(0, 1), targets.flatten(), ignore_index=-1)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        optimizer.step()
+        result.train_tokens += inputs.numel()
+        if log_every and (step + 1) % log_every == 0:
+            sel = targets != -1
+            row = {
+                "step": step + 1,
+                "loss": loss.item(),
+                "train_accuracy": (logits.argmax(-1)[sel] == targets[sel]).float().mean().item(),
+            }
+            result.history.append(row)
+            if logger is not None:
+                logger.log({k: v for k, v in row.items() if k != "step"}, step=step + 1)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def save_checkpoint(result: TrainResult, path: Any) -> None:
+    """Save the model weights and its config (a plain dict) to `path`."""
+    torch.save({"config": asdict(result.config), "state_dict": result.model.state_dict()}, path)
+
+
+def load_checkpoint(path: Any, device: str = "cpu") -> tuple[nn.Module, TrainConfig]:
+    """Rebuild a model saved by `save_checkpoint`."""
+    data = torch.load(path, map_location=device, weights_only=True)
+    cfg = TrainConfig(**data["config"])
+    model = make_model(cfg).to(device)
+    model.load_state_dict(data["state_dict"])
+    return model, cfg
