@@ -52,7 +52,7 @@ def test_pde2d_and_heat_shapes() -> None:
 
 @pytest.mark.parametrize("kwargs", [{"n": 0}, {"n": 2, "n_context": 8, "n_frames": 8}, {"n": 2, "size": 2}])
 def test_simulator_bad_input(kwargs: dict[str, int]) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="need"):
         simulate_advection_diffusion_1d(**kwargs)
 
 
