@@ -20,9 +20,44 @@ PAPER = Paper(
     cli="iclr25.etd_exploration.cli:main",
     reproduce="iclr25.etd_exploration.reproduce:run",
     summary="Episodic intrinsic reward from a learned quasimetric temporal distance to the states already visited in the episode.",
+    scales=("ci", "quick", "full"),
 )
 
-_EXPORTS: dict[str, str] = {}  # public name -> submodule, e.g. "ECI": "methods"
+_EXPORTS: dict[str, str] = {
+    "mrn_distance": "etd",
+    "mrn_pairwise": "etd",
+    "pair_distance": "etd",
+    "TemporalDistanceCritic": "etd",
+    "contrastive_loss": "etd",
+    "truncated_geometric_offsets": "etd",
+    "remaining_steps": "etd",
+    "sample_future_indices": "etd",
+    "RewardNormalizer": "etd",
+    "ETDReward": "etd",
+    "NoModel": "baselines",
+    "EpisodicCount": "baselines",
+    "RND": "baselines",
+    "NovelD": "baselines",
+    "E3B": "baselines",
+    "make_intrinsic": "baselines",
+    "SpiralMaze": "data",
+    "random_walk_dataset": "data",
+    "bfs_distances": "data",
+    "save_trajectories": "data",
+    "load_trajectories": "data",
+    "read_logs": "data",
+    "make_env": "envs",
+    "register_extra_envs": "envs",
+    "VecEnv": "envs",
+    "PPOConfig": "ppo",
+    "train": "ppo",
+    "evaluate_policy": "ppo",
+    "successor_distance_matrix": "analysis",
+    "pairwise_spearman": "analysis",
+    "goal_spearman": "analysis",
+    "MazeConfig": "maze",
+    "run_maze": "maze",
+}
 
 __all__ = ["PAPER", *sorted(_EXPORTS)]
 

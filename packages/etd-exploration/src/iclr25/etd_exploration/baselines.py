@@ -104,7 +104,9 @@ class RND(NoModel):
         super().__init__(obs_shape, n_envs)
         self.device = device
         self.target = nn.Sequential(make_encoder(obs_shape, 128), nn.Linear(128, dim)).to(device)
-        self.predictor = nn.Sequential(make_encoder(obs_shape, 128), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, dim))
+        self.predictor = nn.Sequential(
+            make_encoder(obs_shape, 128), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, dim)
+        )
         self.predictor.to(device)
         for p in self.target.parameters():
             p.requires_grad_(False)

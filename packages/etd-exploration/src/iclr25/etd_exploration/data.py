@@ -32,7 +32,12 @@ def spiral_layout(size: int = 17) -> np.ndarray:
     # rings are two cells apart, so one wall separates them and the corridor is a single path.
     while True:
         moved = 0
-        for dr, dc, stop in ((0, 1, size - 2 - 2 * k), (1, 0, size - 2 - 2 * k), (0, -1, 1 + 2 * k), (-1, 0, 3 + 2 * k)):
+        for dr, dc, stop in (
+            (0, 1, size - 2 - 2 * k),
+            (1, 0, size - 2 - 2 * k),
+            (0, -1, 1 + 2 * k),
+            (-1, 0, 3 + 2 * k),
+        ):
             sign = dr + dc
             while sign * (stop - (c if dc else r)) > 0:
                 r, c = r + dr, c + dc
@@ -160,7 +165,9 @@ def load_trajectories(path: str | Path) -> dict[str, np.ndarray]:
         data = {k: f[k] for k in f.files}
     for key in ("obs", "dones"):
         if key not in data:
-            raise ValueError(f"{path} has no {key!r} array; a trajectory file needs 'obs' [E, T, ...] and 'dones' [E, T]")
+            raise ValueError(
+                f"{path} has no {key!r} array; a trajectory file needs 'obs' [E, T, ...] and 'dones' [E, T]"
+            )
     if data["dones"].ndim != 2 or data["obs"].shape[:2] != data["dones"].shape:
         raise ValueError(
             f"{path}: obs {data['obs'].shape} and dones {data['dones'].shape} must share leading dims (E, T)"

@@ -1,0 +1,150 @@
+"""`iclr25-etd-exploration`: reproduce, train, eval and distance-map for ETD (arXiv 2501.15418).
+
+Standard library only at module level, so `--help` answers instantly; torch is imported inside the commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
+
+PROG = "iclr25-etd-exploration"
+SLUG = "etd-exploration"
+INTRINSICS = ("etd", "none", "count", "rnd", "noveld", "e3b")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = make_parser(PROG, "Episodic Novelty Through Temporal Distance (ICLR 2025): reproduce, train, evaluate.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,train,eval,distance-map}")
+    rep = sub.add_parser("reproduce", help="run a preset and print its claims table")
+    add_run_args(rep, scales=("ci", "quick", "full"))
+
+    tr = sub.add_parser("train", help="PPO with an intrinsic reward on a MiniGrid task")
+    tr.add_argument("--env", default="MiniGrid-DoorKey-8x8-v0", help="MiniGrid id (default: %(default)s)")
+    tr.add_argument("--intrinsic", choices=INTRINSICS, default="etd", help="intrinsic reward (default: %(default)s)")
+    tr.add_argument("--frames", type=float, default=1e5, help="environment frames (default: %(default)g)")
+    tr.add_argument("--out", type=Path, help="run folder (default: runs/etd-exploration/train-<time>)")
+    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto")
+    tr.add_argument("--wandb", choices=("off", "offline", "online"), default="off")
+    tr.add_argument("--overwrite", action="store_true", help="replace an existing run folder")
+    tr.add_argument("overrides", nargs="*", metavar="key=value", help="PPOConfig overrides, e.g. n_envs=8")
+
+    ev = sub.add_parser("eval", help="evaluate a policy saved by `train`")
+    ev.add_argument("run", type=Path, help="run folder written by `train` (holds policy.pt)")
+    ev.add_argument("--episodes", type=int, default=10)
+    ev.add_argument("--env", help="evaluate on another MiniGrid id (default: the training env)")
+    ev.add_argument("--seed", type=int, default=12345)
+
+    dm = sub.add_parser("distance-map", help="learn the temporal distance on the spiral maze and plot d(s, goal)")
+    dm.add_argument("--noise", action="store_true", help="random wall colours at every observation")
+    dm.add_argument("--steps", type=int, default=800)
+    dm.add_argument("--energy", choices=("mrn_pot", "mrn", "l2", "cos", "dot"), default="mrn_pot")
+    dm.add_argument("--seed", type=int, default=0)
+    dm.add_argument("--out", type=Path, default=Path("distance_map.png"), help="PNG path (default: %(default)s)")
+    return parser
+
+
+def _train(args: argparse.Namespace) -> int:
+    import torch
+
+    from iclr25.etd_exploration.ppo import PPOConfig, evaluate_policy, late_mean, train
+    from iclr25.shared.cli import apply_overrides, default_run_dir, parse_overrides
+    from iclr25.shared.device import pick_device
+    from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.results import atomic_write_json, prepare_run_dir
+
+    if args.frames <= 0:
+        raise CliError(f"--frames must be positive, got {args.frames:g}")
+    cfg = PPOConfig(env_id=args.env, intrinsic=args.intrinsic, total_frames=int(args.frames), seed=args.seed)
+    cfg = apply_overrides(cfg, parse_overrides(args.overrides))
+    from iclr25.etd_exploration.envs import make_env
+
+    make_env(cfg.env_id).close()  # fail fast on an unknown id
+    device = pick_device(args.device)
+    run_dir = prepare_run_dir(args.out or default_run_dir(SLUG, "train", args.intrinsic), args.overwrite)
+    with MetricsLogger(run_dir, wandb=args.wandb, name=f"{SLUG}-train", config=cfg.__dict__) as log:
+        res = train(cfg, device=device, log=log)
+    torch.save({"config": res["config"], "policy": res["policy"].state_dict()}, run_dir / "policy.pt")
+    summary = {
+        "frames": res["frames"],
+        "fps": res["fps"],
+        "intrinsic_fraction": res["intrinsic_fraction"],
+        "late_return": late_mean(res["episodes"], "return", res["frames"]),
+        "late_success": late_mean(res["episodes"], "success", res["frames"]),
+        "late_unique_cells": late_mean(res["episodes"], "unique_cells", res["frames"]),
+        "eval": evaluate_policy(res["policy"], cfg.env_id, 5, noise_scale=cfg.noise_scale, device=device),
+    }
+    atomic_write_json(run_dir / "summary.json", summary)
+    print(json.dumps(summary, indent=2))
+    print(f"run written to {run_dir}")
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    import torch
+
+    from iclr25.etd_exploration.envs import VecEnv
+    from iclr25.etd_exploration.ppo import ActorCritic, evaluate_policy
+
+    path = args.run / "policy.pt" if args.run.is_dir() else args.run
+    if not path.is_file():
+        raise CliError(f"{path} does not exist; pass a run folder written by `train`")
+    ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    env_id = args.env or ckpt["config"]["env_id"]
+    probe = VecEnv(env_id, 1)
+    policy = ActorCritic(probe.obs_shape, probe.n_actions, ckpt["config"]["features_dim"])
+    policy.load_state_dict(ckpt["policy"])
+    stats = evaluate_policy(policy, env_id, args.episodes, args.seed, ckpt["config"].get("noise_scale", 0.0))
+    print(json.dumps({"env": env_id, "episodes": args.episodes, **stats}, indent=2))
+    return 0
+
+
+def _distance_map(args: argparse.Namespace) -> int:
+    if args.steps < 1:
+        raise CliError(f"--steps must be >= 1, got {args.steps}")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from iclr25.etd_exploration.maze import MazeConfig, evaluate_maze, train_maze_critic
+    from iclr25.shared.results import save_figure
+
+    cfg = MazeConfig(noise=args.noise, steps=args.steps, energy=args.energy)
+    critic, maze, _ = train_maze_critic(cfg, args.seed)
+    metrics = evaluate_maze(critic, maze, cfg, args.seed)
+    img = np.full(maze.free.shape, np.nan)
+    img[maze.free] = metrics["d_to_goal"]
+    fig, ax = plt.subplots(figsize=(4.5, 4))
+    im = ax.imshow(img, cmap="viridis")
+    fig.colorbar(im, ax=ax)
+    ax.set_title(f"learned d(s, (1,1)), {'noisy' if args.noise else 'clean'} walls", fontsize=9)
+    save_figure(fig, args.out)
+    print(json.dumps(metrics["learned"], indent=2))
+    print(f"figure written to {args.out}")
+    return 0
+
+
+@guarded(PROG)
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `iclr25-etd-exploration`."""
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == "reproduce":
+        from iclr25.etd_exploration.reproduce import PRESETS, run
+
+        return reproduce_command(SLUG, args, run, PRESETS)
+    if args.command == "train":
+        return _train(args)
+    if args.command == "eval":
+        return _eval(args)
+    return _distance_map(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

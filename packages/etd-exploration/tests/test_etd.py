@@ -1,0 +1,208 @@
+"""Acceptance checks of the ETD method (spec §9.1-9.5, 9.7): fast forms against the reference forms."""
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import chisquare
+
+from iclr25.etd_exploration.analysis import successor_distance_matrix, triangle_violations
+from iclr25.etd_exploration.etd import (
+    ETDReward,
+    RewardNormalizer,
+    TemporalDistanceCritic,
+    contrastive_loss,
+    mrn_distance,
+    mrn_pairwise,
+    remaining_steps,
+    sample_future_indices,
+    truncated_geometric_offsets,
+)
+from iclr25.etd_exploration.reference import (
+    contrastive_loss_ref,
+    episodic_rewards_ref,
+    mrn_distance_ref,
+    remaining_steps_ref,
+    truncated_geometric_pmf,
+)
+
+
+def test_mrn_is_a_quasimetric():
+    g = torch.Generator().manual_seed(0)
+    x, y, z = (torch.randn(1000, 64, generator=g, dtype=torch.float64) for _ in range(3))
+    assert mrn_distance(x, x).max() <= 1e-3
+    assert (mrn_distance(x, y) >= 0).all()
+    assert (mrn_distance(x, z) <= mrn_distance(x, y) + mrn_distance(y, z) + 1e-5).all()
+    assert (mrn_distance(x, y) - mrn_distance(y, x)).abs().max() > 1e-2  # asymmetric
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("shape", [(5, 8), (17, 64)], ids=["B5D8", "B17D64"])
+def test_mrn_matches_reference_values_and_grads(shape, dtype):
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(*shape, generator=g, dtype=dtype, requires_grad=True)
+    y = torch.randn(*shape, generator=g, dtype=dtype, requires_grad=True)
+    fast, ref = mrn_distance(x, y), mrn_distance_ref(x, y)
+    tol = 1e-5 if dtype == torch.float32 else 1e-10
+    torch.testing.assert_close(fast, ref, atol=tol, rtol=tol)
+    gf = torch.autograd.grad(fast.sum(), (x, y))
+    gr = torch.autograd.grad(ref.sum(), (x, y))
+    for a, b in zip(gf, gr, strict=True):
+        torch.testing.assert_close(a, b, atol=tol, rtol=tol)
+
+
+def test_mrn_pairwise_matches_broadcast_form():
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(9, 64, generator=g, dtype=torch.float64, requires_grad=True)
+    y = torch.randn(11, 64, generator=g, dtype=torch.float64, requires_grad=True)
+    fast, slow = mrn_pairwise(x, y), mrn_distance(x[:, None], y[None])
+    torch.testing.assert_close(fast, slow, atol=1e-8, rtol=1e-8)
+    w = torch.randn(9, 11, generator=g, dtype=torch.float64)
+    gf = torch.autograd.grad((fast * w).sum(), (x, y))
+    gs = torch.autograd.grad((slow * w).sum(), (x, y))
+    for a, b in zip(gf, gs, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-7, rtol=1e-7)
+
+
+def test_contrastive_loss_matches_hand_formula_and_grads():
+    g = torch.Generator().manual_seed(3)
+    logits = torch.randn(16, 16, generator=g, dtype=torch.float64, requires_grad=True)
+    loss, stats = contrastive_loss(logits)
+    ref = contrastive_loss_ref(logits)
+    assert abs(loss.item() - ref.item()) <= 1e-6
+    torch.testing.assert_close(torch.autograd.grad(loss, logits)[0], torch.autograd.grad(ref, logits)[0])
+    assert 0.0 <= stats["acc"] <= 1.0
+    assert contrastive_loss(50.0 * torch.eye(8))[0].item() < 1e-6
+
+
+def test_contrastive_loss_rejects_bad_input():
+    with pytest.raises(ValueError, match="square"):
+        contrastive_loss(torch.zeros(3, 4))
+    with pytest.raises(ValueError, match="loss kind"):
+        contrastive_loss(torch.zeros(3, 3), kind="dpo")
+
+
+def test_truncated_geometric_law_matches_pmf():
+    rng = np.random.default_rng(0)
+    n, R, gamma = 100_000, 10, 0.9
+    delta = truncated_geometric_offsets(rng.random(n), np.full(n, R), gamma)
+    counts = np.bincount(delta, minlength=R + 1)[1:]
+    assert counts.sum() == n
+    assert chisquare(counts, n * truncated_geometric_pmf(R, gamma)).pvalue > 0.01
+    uniform = truncated_geometric_offsets(rng.random(n), np.full(n, R), 1.0)
+    assert chisquare(np.bincount(uniform, minlength=R + 1)[1:]).pvalue > 0.01
+    assert (truncated_geometric_offsets(rng.random(100), np.full(100, R), 0.0) == 1).all()
+    assert (truncated_geometric_offsets(rng.random(100), np.zeros(100, int), 0.9) == 0).all()
+
+
+def test_positives_stay_inside_the_episode():
+    rng = np.random.default_rng(1)
+    dones = rng.random((64, 8)) < 0.1
+    np.testing.assert_array_equal(remaining_steps(dones), remaining_steps_ref(dones))
+    idx, delta = sample_future_indices(dones, 0.99, rng)
+    episode = np.vstack([np.zeros((1, 8), int), np.cumsum(dones, 0)[:-1]])  # episode id of each step
+    assert (idx < 64).all() and (idx >= np.arange(64)[:, None]).all()
+    assert (np.take_along_axis(episode, idx, 0) == episode).all()
+    last = dones & (np.arange(64)[:, None] < 63)
+    assert (delta[last] == 0).all()  # the last observation of an episode is its own positive
+
+
+def test_official_boundary_is_off_by_one():
+    dones = np.zeros((6, 1), bool)
+    dones[2, 0] = True  # steps 0, 1, 2 form an episode; 3, 4, 5 the next
+    np.testing.assert_array_equal(remaining_steps(dones)[:, 0], [2, 1, 0, 2, 1, 0])
+    official = remaining_steps(dones, boundary="official")[:, 0]
+    np.testing.assert_array_equal(official, [1, 0, 3, 2, 1, 0])  # step 2 looks into the next episode
+    with pytest.raises(ValueError, match="boundary"):
+        remaining_steps(dones, boundary="other")
+
+
+def test_successor_distance_is_a_quasimetric_and_matches_bfs(spiral):
+    rng = np.random.default_rng(0)
+    P = rng.random((12, 12))
+    P /= P.sum(1, keepdims=True)
+    D = successor_distance_matrix(P, 0.9)
+    assert triangle_violations(D, tol=1e-9) == 0
+    assert np.allclose(np.diag(D), 0.0) and (D >= -1e-12).all()
+    from iclr25.etd_exploration.analysis import goal_spearman
+
+    Dm = successor_distance_matrix(spiral.transition_matrix(), 0.99)
+    bfs = spiral.distance_matrix()
+    goal = spiral.cell_index((1, 1))
+    assert goal_spearman(Dm[:, goal], bfs[:, goal], None) == pytest.approx(1.0)
+
+
+def test_reward_normalizer_recurrence():
+    seq = [np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0]), np.array([10.0])]
+    norm = RewardNormalizer()
+    mu, var = 0.0, 1.0
+    for b in seq:
+        out = norm(b)
+        mu = 0.9 * mu + 0.1 * b.mean()
+        var = 0.9 * var + 0.1 * ((b - mu) ** 2).mean()
+        np.testing.assert_allclose(out, (b - mu) / (np.sqrt(var) + 1e-5), atol=1e-9, rtol=0)
+
+
+class _Identity(torch.nn.Module):
+    def forward(self, x):
+        return x.float()
+
+
+def _identity_etd(n_envs):
+    etd = ETDReward((4,), n_envs, feature_dim=8, emb_dim=4, encoder="mlp")
+    etd.critic.g = _Identity()
+    etd.critic.phi = _Identity()
+    return etd
+
+
+def test_episodic_reward_is_min_distance_and_memory_clears():
+    etd = _identity_etd(1)
+    s0, s1, s2 = np.array([[0, 0, 0, 0.0]]), np.array([[1, 0, 0, 0.0]]), np.array([[3, 0, 2, 0.0]])
+    r1 = etd.compute(s0, np.zeros(1), s1, np.array([False]))
+    assert r1[0] == pytest.approx(float(mrn_distance(torch.tensor(s0), torch.tensor(s1))[0]), abs=1e-6)
+    r2 = etd.compute(s1, np.zeros(1), s2, np.array([False]))
+    expected = min(float(mrn_distance(torch.tensor(m), torch.tensor(s2))[0]) for m in (s0, s1))
+    assert r2[0] == pytest.approx(expected, abs=1e-6)
+    revisit = etd.compute(s2, np.zeros(1), s0, np.array([True]))
+    assert revisit[0] <= 1e-3
+    assert etd.feat_mem[0] == [] and etd.obs_mem[0] == []
+
+
+def test_episodic_reward_matches_reference_over_a_stream():
+    rng = np.random.default_rng(4)
+    T, N = 30, 3
+    obs = rng.normal(size=(T + 1, N, 4))
+    dones = rng.random((T, N)) < 0.15
+    etd = _identity_etd(N)
+    fast = np.stack([etd.compute(obs[t], np.zeros(N), obs[t + 1], dones[t]) for t in range(T)])
+    for n in range(N):
+        # with same-step reset the next step starts from a fresh observation; reuse obs[t+1] for the stream
+        z = torch.tensor(obs[:, n])
+        ref = episodic_rewards_ref(z[:-1], z[1:], dones[:, n])
+        np.testing.assert_allclose(fast[:, n], ref, atol=1e-6)
+
+
+def test_critic_logits_use_the_potential():
+    torch.manual_seed(0)
+    critic = TemporalDistanceCritic((3, 7, 7), feature_dim=32, latent_dim=32)
+    x, y = torch.randint(0, 10, (5, 3, 7, 7)), torch.randint(0, 10, (5, 3, 7, 7))
+    logits = critic.logits(x, y)
+    fy = critic.features(y)
+    expected = critic.potential(fy)[None, :] - mrn_distance(
+        critic.embed(critic.features(x))[:, None], critic.embed(fy)[None]
+    )
+    torch.testing.assert_close(logits, expected, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(
+        torch.diagonal(-critic.logits(x, x) + critic.potential(critic.features(x))), critic.distance(x, x)
+    )
+    with pytest.raises(ValueError, match="energy"):
+        TemporalDistanceCritic((3, 7, 7), energy="bogus")
+
+
+@pytest.mark.parametrize("energy", ["mrn", "l2", "cos", "dot"])
+def test_other_energies_train(energy):
+    torch.manual_seed(0)
+    critic = TemporalDistanceCritic((6,), feature_dim=16, latent_dim=16, emb_dim=8, energy=energy, encoder="mlp")
+    x = torch.randn(8, 6)
+    loss, _ = contrastive_loss(critic.logits(x, x + 0.01))
+    loss.backward()
+    assert all(p.grad is not None for p in critic.phi.parameters())
