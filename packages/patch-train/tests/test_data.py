@@ -76,10 +76,10 @@ def test_wikitext_raw_split_at_articles(tmp_path):
     path = tmp_path / "wiki.test.raw"
     path.write_text(text)
     docs = load_wikitext_raw(path)
-    assert len(docs) == 3  # leading blank line, then two articles; the sub-heading stays inside
-    assert docs[1].startswith(" = Robert Boulter = ") and "= = Career = =" in docs[1]
-    assert docs[2].startswith(" = Tower = ")
-    assert "".join(docs) == text
+    assert len(docs) == 2  # the blank preamble is dropped; the sub-heading stays inside its article
+    assert docs[0].startswith(" = Robert Boulter = ") and "= = Career = =" in docs[0]
+    assert docs[1].startswith(" = Tower = ")
+    assert "".join(docs) == text[len(" \n") :]
 
 
 def test_text_dir(tmp_path):

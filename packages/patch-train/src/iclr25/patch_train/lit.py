@@ -26,6 +26,24 @@ def weights_fingerprint(model: Any) -> float:
         return float(sum((p.double() * (1.0 + i % 7)).sum() for i, p in enumerate(model.parameters())))
 
 
+class _ResumeSampler(torch.utils.data.Sampler):
+    """Micro-batch indices in order, starting after those already consumed when iteration begins.
+
+    The start is read from the trainer at iteration time, i.e. after a checkpoint has been restored.
+    """
+
+    def __init__(self, module: StageModule, n: int) -> None:
+        self.module, self.n = module, n
+
+    def __iter__(self) -> Any:
+        trainer = self.module._trainer
+        start = int(trainer.global_step) * self.module.accumulate if trainer is not None else 0
+        return iter(range(start, self.n))
+
+    def __len__(self) -> int:
+        return self.n
+
+
 class _MicroBatches(torch.utils.data.Dataset):
     """Micro-batch i of a stage: rows [i*mb, (i+1)*mb) of its block array."""
 
@@ -120,8 +138,9 @@ class StageModule(L.LightningModule):
         """Micro-batches in order, starting after the ones already consumed (exact resume)."""
         micro = self.plan.seqs_per_step // self.accumulate
         data = _MicroBatches(self.blocks, micro)
-        start = int(self.trainer.global_step) * self.accumulate if self._trainer is not None else 0
-        return torch.utils.data.DataLoader(data, batch_size=None, sampler=range(start, len(data)), num_workers=0)
+        return torch.utils.data.DataLoader(
+            data, batch_size=None, sampler=_ResumeSampler(self, len(data)), num_workers=0
+        )
 
 
 class StepTimer(L.Callback):

@@ -69,7 +69,8 @@ def patch_lm_loss(logits: torch.Tensor, labels: torch.Tensor, K: int, ignore_ind
         raise ValueError(f"labels must have shape (B, K*T) = {(B, K * T)}, got {tuple(labels.shape)}")
     if T < 2:
         raise ValueError("need at least two patches: the first patch's tokens are never targets")
-    logp = F.log_softmax(logits[:, :-1].float(), dim=-1).reshape(-1, V)  # (B*(T-1), V)
+    dtype = torch.promote_types(logits.dtype, torch.float32)  # at least fp32 under autocast
+    logp = F.log_softmax(logits[:, :-1].to(dtype), dim=-1).reshape(-1, V)  # (B*(T-1), V)
     targets = labels[:, K:].reshape(-1, K)  # (B*(T-1), K): the K tokens of the next patch
     valid = targets != ignore_index
     nll = -logp.gather(1, targets.clamp_min(0)) * valid  # (B*(T-1), K)
