@@ -11,6 +11,7 @@ Presets (values of one `Config`):
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import asdict, dataclass, replace
@@ -219,7 +220,7 @@ def _length_curve(correct: Any, lengths: Any, bins: int = 9, lo: int = 40, hi: i
 
     edges = np.linspace(lo, hi + 1, bins + 1)
     centers, accs = [], []
-    for left, right in zip(edges[:-1], edges[1:], strict=True):
+    for left, right in itertools.pairwise(edges):
         sel = (lengths >= left) & (lengths < right)
         if sel.any():
             centers.append(float((left + right) / 2))

@@ -1,0 +1,63 @@
+"""The command line: fast --help, the verbs, and one-line errors with exit code 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from iclr25.lrnn_state_tracking.cli import main
+
+
+def test_help_is_fast_and_torch_free():
+    start = time.perf_counter()
+    code = "import sys; from iclr25.lrnn_state_tracking.cli import main; import iclr25.lrnn_state_tracking as p; "
+    code += "assert 'torch' not in sys.modules, 'torch imported'; p.PAPER"
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert time.perf_counter() - start < 5  # generous: the machine may be loaded; torch alone takes longer
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train", "--eig-range", "-2,2"], "eig_range must be one of"),
+        (["train", "--task", "dyck"], "invalid choice"),
+        (["train", "steps"], "key=value"),
+        (["train", "nonsense=1"], "unknown override key"),
+        (["train", "steps=0"], "steps must be >= 1"),
+        (["eval", "--ckpt", "missing.pt"], "does not exist"),
+        (["eval", "--ckpt", "missing.pt", "--lengths", "40-256"], "MIN:MAX"),
+        (["reproduce", "--scale", "huge"], "invalid choice"),
+    ],
+)
+def test_bad_input_one_line_exit_2(argv, message, capsys, tmp_path):
+    with pytest.raises(SystemExit) as info:
+        raise SystemExit(main([*argv, *(["--out", str(tmp_path / "x")] if argv[0] == "train" else [])]))
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err
+    assert len(err.splitlines()) == 1
+
+
+def test_theory_check_passes(capsys):
+    assert main(["theory-check"]) == 0
+    out = capsys.readouterr().out
+    assert "FAIL" not in out and out.count("pass") == 6
+
+
+def test_train_then_eval(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["train", "--task", "parity", "--model", "deltanet", "--eig-range", "-1,1", "--out", str(out)]
+    argv += ["steps=3", "eval_n=64", "batch_size=8"]
+    assert main(argv) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["eig_range"] == "[-1,1]" and summary["steps"] == 3
+    assert -1.5 <= summary["scaled_accuracy"] <= 1.0
+    capsys.readouterr()
+    assert main(["eval", "--ckpt", str(out / "model.pt"), "--lengths", "40:60", "--n", "32"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["n"] == 32 and result["model"] == "deltanet"
+    assert main(argv) == 2  # the run folder exists: refuse without --overwrite
