@@ -19,10 +19,41 @@ PAPER = Paper(
     code="",
     cli="iclr25.sa_gfn.cli:main",
     reproduce="iclr25.sa_gfn.reproduce:run",
+    scales=("ci", "quick", "full"),
     summary="A Behavior GFlowNet trained on extrinsic reward from its own and an intrinsically-motivated Sibling's trajectories.",
 )
 
-_EXPORTS: dict[str, str] = {}  # public name -> submodule, e.g. "ECI": "methods"
+_EXPORTS: dict[str, str] = {  # public name -> submodule
+    "HyperGrid": "envs",
+    "BitSequence": "envs",
+    "PolicyNet": "gflownet",
+    "GFlowNetModel": "gflownet",
+    "TrajectoryBatch": "gflownet",
+    "sample_trajectories": "gflownet",
+    "recompute_logprobs": "gflownet",
+    "trajectory_balance": "gflownet",
+    "detailed_balance": "gflownet",
+    "subtrajectory_balance": "gflownet",
+    "exact_terminal_distribution": "gflownet",
+    "l1_mean": "gflownet",
+    "total_variation": "gflownet",
+    "modes_captured": "gflownet",
+    "RND": "intrinsic",
+    "GFlowNet": "sagfn",
+    "SAGFN": "sagfn",
+    "SiblingReward": "sagfn",
+    "IntrinsicGFlowNet": "baselines",
+    "tb_rnd": "baselines",
+    "gafn": "baselines",
+    "build_method": "training",
+    "fit": "training",
+    "evaluate": "training",
+    "train": "train",
+    "load_sample_log": "data",
+    "save_sample_log": "data",
+    "sample_log_metrics": "data",
+    "load_mode_set": "data",
+}
 
 __all__ = ["PAPER", *sorted(_EXPORTS)]
 

@@ -56,6 +56,8 @@ class HyperGrid:
         self.max_len = ndim * (height - 1) + 1  # longest trajectory, in actions (stop included)
         self.n_states = height**ndim
         self.strides = torch.tensor([height ** (ndim - 1 - d) for d in range(ndim)], device=self.device)
+        self._eye = torch.eye(height, device=self.device)  # lookup table for the K-hot encoding
+        self._unit = torch.eye(ndim, dtype=torch.long, device=self.device)  # increments
 
     def __repr__(self) -> str:
         return f"HyperGrid(ndim={self.ndim}, height={self.height}, reward={self.reward_kind!r})"
@@ -76,7 +78,7 @@ class HyperGrid:
 
     def step(self, x: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
         """Increment coordinate `a` (< D) of each state."""
-        return x + torch.nn.functional.one_hot(a, self.ndim)
+        return x + self._unit[a]
 
     def log_n_parents(self, x: torch.Tensor) -> torch.Tensor:
         """log(number of non-zero coordinates); -inf at the origin (never used there)."""
@@ -84,7 +86,7 @@ class HyperGrid:
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
         """K-hot encoding: one one-hot of size H per coordinate, concatenated."""
-        return torch.nn.functional.one_hot(x, self.height).flatten(-2).to(torch.get_default_dtype())
+        return self._eye.to(torch.get_default_dtype())[x].flatten(-2)
 
     # ----------------------------------------------------------------------------------------- rewards
     def reward(self, x: torch.Tensor) -> torch.Tensor:
