@@ -430,6 +430,7 @@ def _figures(run_dir: Path, curves: dict[str, tuple[list, list]], losses: dict[s
     import matplotlib.pyplot as plt
 
     names = []
+    losses = {k: v for k, v in losses.items() if v}
     if curves:
         fig, ax = plt.subplots(figsize=(6, 3.5))
         for label, (x, y) in curves.items():
