@@ -158,11 +158,15 @@ def main(argv: list[str] | None = None) -> int:
         from iclr25.lrnn_state_tracking.reproduce import PRESETS, run
 
         return reproduce_command(SLUG, args, run, PRESETS)
-    if args.command == "train":
-        return _train(args)
-    if args.command == "eval":
-        return _eval(args)
-    return _theory()
+    if args.command == "theory-check":
+        return _theory()
+    import torch
+
+    threads_before = torch.get_num_threads()
+    try:
+        return _train(args) if args.command == "train" else _eval(args)
+    finally:
+        torch.set_num_threads(threads_before)
 
 
 if __name__ == "__main__":

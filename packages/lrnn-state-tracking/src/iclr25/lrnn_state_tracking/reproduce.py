@@ -245,6 +245,18 @@ def run(
         config = PRESETS[scale]
     import torch
 
+    threads_before = torch.get_num_threads()
+    try:
+        return _run(scale, out, seed, device, wandb, overwrite, config)
+    finally:
+        torch.set_num_threads(threads_before)  # do not leak the thread count into the caller's process
+
+
+def _run(
+    scale: str, out: str | Path | None, seed: int, device: str, wandb: str, overwrite: bool, config: Config
+) -> Report:
+    import torch
+
     from iclr25.lrnn_state_tracking.training import TrainConfig, evaluate, train
     from iclr25.shared.device import configure_torch, pick_device
     from iclr25.shared.logging import MetricsLogger
