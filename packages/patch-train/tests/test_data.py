@@ -165,3 +165,11 @@ def test_bpe_round_trip_and_file(tmp_path):
     again = HFTokenizer.from_file(tmp_path / "tokenizer.json")
     assert again.encode("the cat sat") == ids
     assert encode_documents(["the cat"], again)[0] == again.bos_id
+
+
+def test_local_corpus_folder_and_holdout(tmp_path):
+    for shard in ("00.jsonl", "01.jsonl"):
+        (tmp_path / shard).write_text("".join(json.dumps({"text": f"{shard} doc {i}"}) + "\n" for i in range(150)))
+    train, valid = corpus_texts(str(tmp_path), "train"), corpus_texts(str(tmp_path), "valid")
+    assert valid == ["00.jsonl doc 0", "00.jsonl doc 100", "01.jsonl doc 50"]
+    assert len(train) == 297 and not set(train) & set(valid)

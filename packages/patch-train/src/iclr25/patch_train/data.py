@@ -213,9 +213,16 @@ def load_text_dir(path: str | Path, pattern: str = "*.txt") -> list[str]:
 
 
 def load_texts(source: str | Path) -> list[str]:
-    """Documents from a path: .jsonl/.jsonl.zst/.json (one object per line), wiki.*.raw, or a folder."""
+    """Documents from a path: .jsonl/.jsonl.zst/.json (one object per line), wiki.*.raw, or a folder.
+
+    A folder of JSON-lines shards is read shard by shard in sorted order (official `process.py` split of
+    documents over 10,000 words applied); any other folder is read as `.txt` files.
+    """
     path = Path(source)
     if path.is_dir():
+        shards = sorted(p for p in path.iterdir() if p.name.endswith((".jsonl", ".jsonl.zst")))
+        if shards:
+            return split_long_documents([t for shard in shards for t in load_jsonl_texts(shard)])
         return load_text_dir(path)
     if not path.is_file():
         raise FileNotFoundError(f"data path {path} does not exist")
@@ -307,8 +314,9 @@ def corpus_texts(name: str, split: Split = "train", seed: int = 0) -> list[str]:
         return shakespeare_texts(split)
     if name == "topics":
         return topic_phrase_texts(3_000_000 if split == "train" else 300_000, seed=seed + (split == "valid") * 9973)
-    if Path(name).exists():
-        return load_texts(name)
+    if Path(name).exists():  # a local corpus: every 100th document is held out for validation
+        docs = load_texts(name)
+        return docs[::100] if split == "valid" else [d for i, d in enumerate(docs) if i % 100]
     raise ValueError(f"unknown corpus {name!r}; allowed: stdlib, shakespeare, topics, or a local file/folder")
 
 

@@ -34,6 +34,7 @@ class Config:
     model: str = "tiny"  # d 64, ffn 172, 2 layers, 2 heads (spec 6a)
     corpus: str = "stdlib"  # stdlib | shakespeare | topics | a local .jsonl / .json / .raw / folder
     tokenizer: str = "byte"  # byte | path to a local tokenizer.json
+    valid_corpus: str = ""  # a local file/folder for validation (e.g. WikiText-103 test); "" = the corpus's split
     T: int = 64  # context (token stage) = patches per block (patch stage: K*T tokens)
     K: int = 4  # paper Table 1
     lam: float = 2 / 3  # paper Table 1 (cost 0.5x)
@@ -75,6 +76,7 @@ PRESETS: dict[str, Config] = {
         model="370m",
         corpus="data/pile",
         tokenizer="data/tokenizer.json",
+        valid_corpus="data/wikitext_document_level-test.json",
         T=2048,
         tokens_per_step=2**21,
         token_steps=7152,
@@ -91,6 +93,7 @@ PRESETS: dict[str, Config] = {
         model="125m",
         corpus="data/pile",
         tokenizer="data/tokenizer.json",
+        valid_corpus="data/wikitext_document_level-test.json",
         T=2048,
         tokens_per_step=2**19,
         token_steps=4768,
@@ -259,7 +262,12 @@ def run(
 
     tok = _tokenizer(config)
     train_all = encode_documents(corpus_texts(config.corpus, "train", seed), tok)
-    valid_ids = encode_documents(corpus_texts(config.corpus, "valid", seed), tok)
+    if config.valid_corpus:
+        from iclr25.patch_train.data import load_texts
+
+        valid_ids = encode_documents(load_texts(config.valid_corpus), tok)
+    else:
+        valid_ids = encode_documents(corpus_texts(config.corpus, "valid", seed), tok)
     plans = comparison_plans(config.K, config.lam, config.T, config.tokens_per_step, config.token_steps, config.lr,
                              config.warmup)  # fmt: skip
     need = max(sum(p.tokens for p in plans[r]) for r in config.runs)
