@@ -206,3 +206,22 @@ def test_other_energies_train(energy):
     loss, _ = contrastive_loss(critic.logits(x, x + 0.01))
     loss.backward()
     assert all(p.grad is not None for p in critic.phi.parameters())
+
+
+def test_refresh_matches_recomputing_phi_on_the_whole_memory():
+    torch.manual_seed(0)
+    rng = np.random.default_rng(5)
+    etd = ETDReward((3, 7, 7), 2, feature_dim=16, latent_dim=16)
+    stream = rng.integers(0, 10, (6, 2, 3, 7, 7)).astype(np.uint8)
+    for t in range(4):
+        etd.compute(stream[t], np.zeros(2), stream[t + 1], np.zeros(2, bool))
+    with torch.no_grad():
+        for p in etd.critic.parameters():
+            p.add_(0.1 * torch.randn_like(p))  # a model update
+    etd.refresh()
+    got = etd.compute(stream[4], np.zeros(2), stream[5], np.zeros(2, bool))
+    with torch.no_grad():
+        for n in range(2):
+            mem = torch.as_tensor(stream[:5, n])
+            new = torch.as_tensor(stream[5, n][None]).expand(5, -1, -1, -1)
+            assert got[n] == pytest.approx(float(etd.critic.distance(mem, new).min()), abs=1e-5)

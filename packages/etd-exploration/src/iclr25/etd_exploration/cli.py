@@ -32,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto")
     tr.add_argument("--wandb", choices=("off", "offline", "online"), default="off")
     tr.add_argument("--overwrite", action="store_true", help="replace an existing run folder")
+    tr.add_argument("--eval-episodes", type=int, default=5, help="evaluation episodes after training (default: 5)")
     tr.add_argument("overrides", nargs="*", metavar="key=value", help="PPOConfig overrides, e.g. n_envs=8")
 
     ev = sub.add_parser("eval", help="evaluate a policy saved by `train`")
@@ -60,6 +61,8 @@ def _train(args: argparse.Namespace) -> int:
 
     if args.frames <= 0:
         raise CliError(f"--frames must be positive, got {args.frames:g}")
+    if args.eval_episodes < 1:
+        raise CliError(f"--eval-episodes must be >= 1, got {args.eval_episodes}")
     cfg = PPOConfig(env_id=args.env, intrinsic=args.intrinsic, total_frames=int(args.frames), seed=args.seed)
     cfg = apply_overrides(cfg, parse_overrides(args.overrides))
     from iclr25.etd_exploration.envs import make_env
@@ -77,7 +80,9 @@ def _train(args: argparse.Namespace) -> int:
         "late_return": late_mean(res["episodes"], "return", res["frames"]),
         "late_success": late_mean(res["episodes"], "success", res["frames"]),
         "late_unique_cells": late_mean(res["episodes"], "unique_cells", res["frames"]),
-        "eval": evaluate_policy(res["policy"], cfg.env_id, 5, noise_scale=cfg.noise_scale, device=device),
+        "eval": evaluate_policy(
+            res["policy"], cfg.env_id, args.eval_episodes, noise_scale=cfg.noise_scale, device=device
+        ),
     }
     atomic_write_json(run_dir / "summary.json", summary)
     print(json.dumps(summary, indent=2))

@@ -347,12 +347,13 @@ class ETDReward:
         self.rng = np.random.default_rng(seed)
         self.obs_mem: list[list[Tensor]] = [[] for _ in range(n_envs)]
         self.feat_mem: list[list[Tensor]] = [[] for _ in range(n_envs)]
+        self.code_mem: list[list[Tensor]] = [[] for _ in range(n_envs)]
 
     def reset(self, env_ids: Any = None) -> None:
         """Clear the episodic memory of the given environments (all by default)."""
         ids = range(self.n_envs) if env_ids is None else env_ids
         for i in ids:
-            self.obs_mem[i], self.feat_mem[i] = [], []
+            self.obs_mem[i], self.feat_mem[i], self.code_mem[i] = [], [], []
 
     def _aggregate(self, d: Tensor) -> Tensor:
         if self.aggregate == "min" or d.numel() == 1:
@@ -363,24 +364,29 @@ class ETDReward:
 
     @torch.no_grad()
     def compute(self, obs: np.ndarray, actions: np.ndarray, next_obs: np.ndarray, dones: np.ndarray) -> np.ndarray:
-        """Intrinsic rewards (N,) for transitions obs -> next_obs; memories of `dones` envs are cleared after."""
+        """Intrinsic rewards (N,) for transitions obs -> next_obs; memories of `dones` envs are cleared after.
+
+        phi only changes at model updates, so the memory's codes phi(g(s_k)) are cached between updates and
+        recomputed by `refresh()`: identical to re-applying phi to the whole memory at every step, in O(t) not O(t^2).
+        """
         o = torch.as_tensor(obs, device=self.device)
         o2 = torch.as_tensor(next_obs, device=self.device)
         empty = [i for i in range(self.n_envs) if not self.feat_mem[i]]
         f2 = self.critic.features(o2)  # (N, F)
+        z2 = self.critic.embed(f2)  # (N, D)
         if empty:
             f0 = self.critic.features(o[empty])
+            z0 = self.critic.embed(f0)
             for j, i in enumerate(empty):
                 self.obs_mem[i].append(o[i])
                 self.feat_mem[i].append(f0[j])
-        lengths = [len(m) for m in self.feat_mem]
-        mem = torch.stack([f for m in self.feat_mem for f in m])  # (sum L, F)
-        z_mem = self.critic.embed(mem)  # phi re-applied to the whole memory: phi changes between updates
-        z_new = self.critic.embed(f2)  # (N, D)
+                self.code_mem[i].append(z0[j])
+        lengths = [len(m) for m in self.code_mem]
+        z_mem = torch.stack([z for m in self.code_mem for z in m])  # (sum L, D)
         seg = torch.repeat_interleave(torch.arange(self.n_envs, device=self.device), torch.tensor(lengths))
-        d = pair_distance(z_mem, z_new[seg], self.critic.energy, self.critic.eps)  # (sum L,): d(memory -> new)
+        d = pair_distance(z_mem, z2[seg], self.critic.energy, self.critic.eps)  # (sum L,): d(memory -> new)
         out = np.empty(self.n_envs)
-        if self.aggregate == "min":
+        if self.aggregate == "min":  # b_t = min_k d(phi(s_k), phi(s_t+1))  (Eq. ETD-reward)
             r = torch.full((self.n_envs,), float("inf"), device=self.device)
             out[:] = r.scatter_reduce(0, seg, d, reduce="amin").cpu().numpy()
         else:
@@ -388,21 +394,25 @@ class ETDReward:
                 out[i] = float(self._aggregate(part))
         for i in range(self.n_envs):
             if dones[i]:
-                self.obs_mem[i], self.feat_mem[i] = [], []
+                self.obs_mem[i], self.feat_mem[i], self.code_mem[i] = [], [], []
             else:
                 self.obs_mem[i].append(o2[i])
                 self.feat_mem[i].append(f2[i])
+                self.code_mem[i].append(z2[i])
         return out
 
     @torch.no_grad()
     def refresh(self) -> None:
-        """Recompute cached memory features with the current g (skipped when `stale_features`, as officially)."""
-        if self.stale:
-            return
+        """After a model update: recompute memory features with the new g (unless `stale_features`) and codes."""
         for i in range(self.n_envs):
-            if self.obs_mem[i]:
+            if not self.obs_mem[i]:
+                continue
+            if self.stale:  # official: cached g-features are kept, only phi is re-applied
+                feats = torch.stack(self.feat_mem[i])
+            else:
                 feats = self.critic.features(torch.stack(self.obs_mem[i]))
                 self.feat_mem[i] = list(feats.unbind(0))
+            self.code_mem[i] = list(self.critic.embed(feats).unbind(0))
 
     def positives(self, dones: np.ndarray) -> np.ndarray:
         """Positive indices (T, N) for a rollout whose `dones[t, n]` marks the last observation of an episode."""

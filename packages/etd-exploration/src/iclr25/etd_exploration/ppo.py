@@ -194,7 +194,7 @@ def train(cfg: PPOConfig, device: str = "cpu", log: Any = None, visitation: bool
                 loss.backward()
                 nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
                 opt.step()
-                stats.update(pg_loss=float(pg), v_loss=float(v_loss), entropy=float(entropy))
+                stats.update(pg_loss=pg.item(), v_loss=v_loss.item(), entropy=entropy.item())
         s = time.perf_counter()
         intr.refresh()
         t_int += time.perf_counter() - s

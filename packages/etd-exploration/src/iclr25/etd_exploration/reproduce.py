@@ -39,7 +39,7 @@ class Config:
     ppo_env: str = "MiniGrid-FourRooms-v0"
     ppo_methods: tuple[str, ...] = ("etd", "none", "count")
     ppo_seeds: int = 1
-    ppo_frames: int = 40_000  # spec §6a
+    ppo_frames: int = 16_000  # spec §6a suggests ~40k; cut to fit the CPU budget
     ppo_envs: int = 8
     ppo_steps: int = 128
     ppo_batch: int = 256
@@ -48,11 +48,11 @@ class Config:
     int_coef: float = 1e-2  # official int_rew_coef
     full_envs: tuple[str, ...] = ()  # MiniGrid tasks with extrinsic reward (full preset)
     full_frames: int = 0
-    threads: int = 1
+    threads: int = 2
 
 
 PRESETS: dict[str, Config] = {
-    "ci": Config(maze_steps=500, maze_batch=128, ppo_frames=0),
+    "ci": Config(maze_steps=600, ppo_frames=0),
     "quick": Config(),
     "full": Config(
         ppo_env="MiniGrid-DoorKey-8x8-v0",
