@@ -19,10 +19,34 @@ PAPER = Paper(
     code="",
     cli="iclr25.highway_bp.cli:main",
     reproduce="iclr25.highway_bp.reproduce:run",
+    scales=("ci", "quick", "full"),
     summary="Highway backpropagation: iterative, layer-parallel gradient estimates accumulated along the residual path.",
 )
 
-_EXPORTS: dict[str, str] = {}  # public name -> submodule, e.g. "ECI": "methods"
+_EXPORTS: dict[str, str] = {
+    "cumsumprod": "scan",
+    "ResidualLayer": "highway",
+    "PreActResidual": "highway",
+    "ScaledResidual": "highway",
+    "PostReLUResidual": "highway",
+    "PostLNResidual": "highway",
+    "HighwayStack": "highway",
+    "highway_iterate": "highway",
+    "highway_backward": "highway",
+    "highway_step": "highway",
+    "stack_forward": "highway",
+    "gradient_cosine": "highway",
+    "HighwayRNN": "rnn",
+    "rnn_step": "rnn",
+    "rnn_backward": "rnn",
+    "truncated_bptt_backward": "baselines",
+    "path_sum_bruteforce": "reference",
+    "cumsumprod_bruteforce": "reference",
+    "resmlp": "models",
+    "SeqClassifier": "models",
+    "load_digits_split": "data",
+    "exactness_checks": "checks",
+}
 
 __all__ = ["PAPER", *sorted(_EXPORTS)]
 

@@ -77,9 +77,10 @@ def train_classifier(
     schedule: str = "constant",
     warmup: int = 0,
     clip: float | None = None,
+    max_steps: int = 0,
     log: Callable[[dict], None] | None = None,
 ) -> TrainResult:
-    """Train with Adam and the chosen backward; return the test accuracy and timings."""
+    """Train with Adam and the chosen backward; return the test accuracy and timings (`max_steps` > 0 caps the steps)."""
     from iclr25.shared.device import Throughput
 
     if epochs < 1 or batch_size < 1 or lr <= 0:
@@ -91,7 +92,7 @@ def train_classifier(
     gen = torch.Generator().manual_seed(seed)
     n = len(ytr)
     per_epoch = math.ceil(n / batch_size)
-    total = epochs * per_epoch
+    total = epochs * per_epoch if max_steps <= 0 else min(max_steps, epochs * per_epoch)
     meter = Throughput(device=device)
     result = TrainResult(test_acc=0.0)
     step = 0
@@ -99,6 +100,8 @@ def train_classifier(
         perm = torch.randperm(n, generator=gen).to(device)
         losses = []
         for i in range(0, n, batch_size):
+            if step >= total:
+                break
             idx = perm[i : i + batch_size]
             for group in opt.param_groups:
                 group["lr"] = lr * lr_factor(step, total, warmup, schedule)
@@ -110,6 +113,8 @@ def train_classifier(
                 opt.step()
             losses.append(float(loss))
             step += 1
+        if not losses:
+            break
         result.train_loss.append(float(np.mean(losses)))
         if log is not None:
             log({"epoch": epoch, "train_loss": result.train_loss[-1]})
