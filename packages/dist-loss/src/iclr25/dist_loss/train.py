@@ -45,11 +45,18 @@ class MLP(nn.Module):
         self.head = nn.Linear(dim, 1)
         self.reset_head(bias_init)
 
-    def reset_head(self, bias_init: float = 0.0) -> None:
-        """Re-initialise the last layer, its bias at `bias_init` (the train-label mean, spec 6a)."""
+    def reset_head(self, bias_init: float = 0.0, zero_weight: bool = False) -> None:
+        """Re-initialise the last layer, its bias at `bias_init` (the train-label mean, spec 6a).
+
+        `zero_weight` starts from constant predictions: the distribution term of Dist Loss is blind to
+        the sign of the prediction direction, so a random head that orders the samples backwards can
+        have that order amplified instead of corrected (see the README).
+        """
         self.head.reset_parameters()
         with torch.no_grad():
             self.head.bias.fill_(bias_init)
+            if zero_weight:
+                self.head.weight.zero_()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Predictions, shape (N,)."""
@@ -215,9 +222,15 @@ def rrt(
     lr: float,
     generator: torch.Generator,
     lr_steps: tuple[int, ...] = (),
+    head_init: str = "zero",
     **loss_kwargs: float,
 ) -> tuple[MLP, TrainResult]:
-    """Stage 2 (RRT): a fresh last layer trained with `method` on the frozen features of `backbone`."""
+    """Stage 2 (RRT): a fresh last layer trained with `method` on the frozen features of `backbone`.
+
+    `head_init`: "zero" (weights 0, bias = label mean) or "default" (PyTorch's random init, bias = mean).
+    """
+    if head_init not in ("zero", "default"):
+        raise ValueError(f"head_init must be 'zero' or 'default', got {head_init!r}")
     device = x_train.device
     with torch.no_grad():  # features are frozen: compute them once (the MLP has no BatchNorm)
         backbone.eval()
@@ -225,7 +238,7 @@ def rrt(
     model = copy.deepcopy(backbone)
     for p in model.features.parameters():
         p.requires_grad_(False)
-    model.reset_head(float(np.mean(y_train)))
+    model.reset_head(float(np.mean(y_train)), zero_weight=head_init == "zero")
     head = _Head(model.head)
     y_t = torch.as_tensor(y_train, dtype=torch.float32, device=device)
     setup = make_loss(method, y_train, batch_size, feature_dim=f_train.shape[1], device=str(device), **loss_kwargs)
