@@ -1,0 +1,59 @@
+"""The reproduction: report structure on a tiny config, and the claim gate on the `ci` preset (spec §9 checks 5–6)."""
+
+import dataclasses
+
+import pytest
+
+from iclr25.highway_bp.reproduce import PRESETS, Config, run
+from iclr25.shared.results import Report
+
+
+def test_tiny_run_writes_report(tmp_path):
+    config = Config(
+        mlp_depth=3,
+        mlp_width=8,
+        mlp_hidden=8,
+        mlp_epochs=1,
+        mlp_batch=512,
+        gru_hidden=8,
+        gru_epochs=1,
+        gru_batch=512,
+        gru_hbp_ks=(0, 10),
+        gru_fpi_ks=(10,),
+        fidelity_batch=16,
+    )
+    report = run("quick", tmp_path / "r", config=config)
+    again = Report.read(tmp_path / "r")
+    assert again.claims == report.claims
+    names = {c.name for c in report.claims}
+    assert {"cosine_k0_below_0.9", "cosine_kL_exact", "gru_hbp_k10_beats_fpi", "mlp_hbp_k4_matches_bp"} <= names
+    assert report.claim("cosine_kL_exact").holds  # exact at k = L whatever the size
+    assert "gru_bptt_ms_per_step" in report.throughput
+    assert (tmp_path / "r" / "fidelity_cosine.png").is_file()
+    with pytest.raises(FileExistsError):
+        run("quick", tmp_path / "r", config=config)
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="seeds"):
+        Config(seeds=0)
+    with pytest.raises(ValueError, match="gate_k"):
+        Config(gru_hbp_ks=(2,))
+    with pytest.raises(ValueError, match="scale must be one of"):
+        run("huge")
+    with pytest.raises(ValueError, match="data_dir"):
+        run("full", config=dataclasses.replace(PRESETS["full"], fidelity=False, mlp=False))
+
+
+@pytest.mark.claims
+def test_ci_claims(tmp_path):
+    report = run("ci", tmp_path / "ci")
+    cos_k0 = report.claim("cosine_k0_below_0.9").ours
+    cos_k4 = report.claim("cosine_k4_near_1").ours
+    cos_kL = report.claim("cosine_kL_exact").ours
+    assert cos_k0 < 0.9, "k=0 must be a clear approximation (an exact-gradient bug would give 1)"
+    assert cos_k4 >= 0.98
+    assert abs(cos_kL - 1.0) <= 1e-10
+    gap = report.claim("gru_hbp_k10_beats_fpi").ours
+    assert gap >= 0.08, f"HBP(k=10) - FPI(k=10) accuracy = {gap:.3f} < 0.08"
+    assert not report.failed_gated
