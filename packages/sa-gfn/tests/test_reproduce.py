@@ -30,8 +30,23 @@ def test_ci_claims(tmp_path):
 
 def test_tiny_run_writes_report_and_can_fail(tmp_path):
     """A run too short to learn anything must report its gated claims as failing (the gate can fail)."""
-    cfg = Config(seeds=1, iters=3, correctness_iters=3, eval_every=1, equal_budget=True, workers=1, throughput=False)
+    cfg = Config(
+        seeds=1,
+        iters=3,
+        correctness_iters=3,
+        eval_every=1,
+        equal_budget=True,
+        baselines=("tb-rnd", "gafn"),
+        grids=("2x5:standard:0.1", "2x5:sparse:0"),
+        sweep_iters=2,
+        bitseq_iters=2,
+        workers=1,
+        throughput=False,
+    )
     report = run("quick", tmp_path / "tiny", device="cpu", config=cfg)
+    assert report.metrics["sweep/2x5:sparse:0/gafn/0"]["l1_mean"] >= 0
+    assert set(report.metrics["bitseq_modes_found"]) == {"tb", "sagfn"}
+    assert report.claim("sparse_tv_vs_gafn").gated is False
     assert report.claim("correct_tb_l1").holds is False
     assert report.claim("sparse_tv_gap").holds is False
     assert report.claim("sparse_tv_gap_equal_budget").gated is False
