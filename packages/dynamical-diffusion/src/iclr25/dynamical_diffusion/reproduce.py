@@ -346,7 +346,7 @@ def _build_report(
             "Dyn^-1(Dyn(x)) = x (theta 0.05/0.5/1), the worked example, unit marginal variance of Dyn(noise)",
             None,
             max(checks["dyn_roundtrip_err"], checks["dyn_example_err"]),
-            "round trip and example <= 1e-5; |var - 1| <= 0.02",
+            "round trip and example <= 1e-5; abs(var - 1) <= 0.02",
             max(checks["dyn_roundtrip_err"], checks["dyn_example_err"]) <= 1e-5 and checks["dyn_variance_err"] <= 0.02,
             True,
         ),
