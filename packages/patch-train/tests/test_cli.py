@@ -36,8 +36,9 @@ def test_cost_prints_plan(capsys):
         (["reproduce", "--scale", "ci", "lam=1.5"], "lam must lie in (0, 1)"),
         (["eval", "--ckpt", "no/such/folder"], "not a saved model folder"),
         (["train", "--corpus", "no-such-corpus", "--steps", "4"], "unknown corpus"),
+        (["tokenize", "--corpus", "no/such/shards", "--out", "t.bin"], "does not exist"),
     ],
-    ids=["lam>1", "lam-text", "K0", "scale", "override-key", "override-value", "eval-ckpt", "corpus"],
+    ids=["lam>1", "lam-text", "K0", "scale", "override-key", "override-value", "eval-ckpt", "corpus", "tokenize"],
 )
 def test_bad_input_one_line_exit_2(argv, message, capsys, tmp_path):
     if argv[0] == "train":

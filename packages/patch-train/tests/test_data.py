@@ -173,3 +173,19 @@ def test_local_corpus_folder_and_holdout(tmp_path):
     train, valid = corpus_texts(str(tmp_path), "train"), corpus_texts(str(tmp_path), "valid")
     assert valid == ["00.jsonl doc 0", "00.jsonl doc 100", "01.jsonl doc 50"]
     assert len(train) == 297 and not set(train) & set(valid)
+
+
+def test_token_file_round_trip_is_memory_mapped(tmp_path):
+    from iclr25.patch_train.data import iter_corpus_documents, load_token_file, write_token_file
+
+    (tmp_path / "shards").mkdir()
+    (tmp_path / "shards" / "00.jsonl").write_text(json.dumps({"text": "ab"}) + "\n" + json.dumps({"text": "c"}) + "\n")
+    (tmp_path / "shards" / "01.jsonl").write_text(json.dumps({"text": "de"}) + "\n")
+    n = write_token_file(iter_corpus_documents(tmp_path / "shards"), ByteTokenizer(), tmp_path / "t.bin", batch_docs=2)
+    ids = load_token_file(tmp_path / "t.bin")
+    assert n == 8 and isinstance(ids, np.memmap)
+    assert ids.tolist() == [0, 97, 98, 0, 99, 0, 100, 101]
+    blocks = pack_blocks(ids, 4)
+    assert blocks.shape == (2, 4) and not blocks.flags.owndata  # a view, nothing copied
+    stream = TokenStream(ids)
+    assert stream.take(3).tolist() == [0, 97, 98]

@@ -1,7 +1,8 @@
 """`iclr25-patch-train`: patch-level training of LLMs (arXiv 2407.12665) from the command line.
 
 Verbs: `reproduce` (the presets), `cost` (Section 2.2 accounting), `train` (one token, patch or
-two-stage run on a corpus), `eval` (token-level NLL of a saved model, optionally a multiple-choice task).
+two-stage run on a corpus), `eval` (token-level NLL of a saved model, optionally a multiple-choice task),
+`tokenize` (a corpus into the flat token file the full presets read).
 Standard library imports only at module level, so `--help` answers instantly.
 """
 
@@ -67,6 +68,11 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto")
     tr.add_argument("--wandb", choices=("off", "offline", "online"), default="off")
     tr.add_argument("--overwrite", action="store_true")
+
+    tk = sub.add_parser("tokenize", help="pre-tokenise a corpus into a flat token file for the full presets")
+    tk.add_argument("--corpus", required=True, help="a folder of .jsonl/.jsonl.zst shards or one file")
+    tk.add_argument("--tokenizer", default="byte", help="byte or a local tokenizer.json")
+    tk.add_argument("--out", type=Path, required=True, help="token file to write (.bin)")
 
     ev = sub.add_parser("eval", help="token-level NLL of a trained model folder; optional multiple-choice task")
     ev.add_argument("--ckpt", type=Path, required=True, help="model folder written by `train` (model/)")
@@ -156,6 +162,18 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tokenize(args: argparse.Namespace) -> int:
+    from iclr25.patch_train.data import iter_corpus_documents, write_token_file
+    from iclr25.patch_train.reproduce import Config, _tokenizer
+
+    if not Path(args.corpus).exists():
+        raise ValueError(f"corpus {args.corpus} does not exist")
+    tok = _tokenizer(Config(seeds=1, tokenizer=args.tokenizer))
+    n = write_token_file(iter_corpus_documents(args.corpus), tok, args.out)
+    print(f"wrote {n} tokens to {args.out} ({'uint16' if tok.vocab_size <= 65_536 else 'uint32'})")
+    return 0
+
+
 def _eval(args: argparse.Namespace) -> int:
     from iclr25.patch_train.data import corpus_texts, encode_documents
     from iclr25.patch_train.evaluate import evaluate_nll, load_mc_task, score_multiple_choice
@@ -191,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         return _train(args)
     if args.command == "eval":
         return _eval(args)
+    if args.command == "tokenize":
+        return _tokenize(args)
     raise CliError(f"unknown command {args.command!r}")
 
 

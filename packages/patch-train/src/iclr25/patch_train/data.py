@@ -340,9 +340,11 @@ def pack_blocks(ids: np.ndarray | list[int], block_size: int) -> np.ndarray:
     """Cut a token stream into (n, block_size) blocks, dropping the remainder (HF `group_texts`)."""
     if block_size < 1:
         raise ValueError(f"block_size must be positive, got {block_size}")
-    ids = np.asarray(ids, dtype=np.int64)
+    ids = np.asarray(ids)
+    if ids.dtype.kind not in "iu":
+        ids = ids.astype(np.int64)
     n = len(ids) // block_size
-    return ids[: n * block_size].reshape(n, block_size)
+    return ids[: n * block_size].reshape(n, block_size)  # a view: memory-mapped token files stay on disk
 
 
 def shuffle_chunks(ids: np.ndarray, chunk: int = 512, seed: int = 0) -> np.ndarray:
@@ -352,11 +354,53 @@ def shuffle_chunks(ids: np.ndarray, chunk: int = 512, seed: int = 0) -> np.ndarr
     return blocks[order].reshape(-1)
 
 
+def iter_corpus_documents(source: str | Path) -> Iterator[str]:
+    """Documents of a local corpus one shard at a time (a folder of .jsonl/.jsonl.zst shards, or one file)."""
+    path = Path(source)
+    shards = sorted(p for p in path.iterdir() if p.name.endswith((".jsonl", ".jsonl.zst"))) if path.is_dir() else [path]
+    if not shards:
+        raise ValueError(f"no .jsonl or .jsonl.zst shards under {path}")
+    for shard in shards:
+        yield from split_long_documents(load_texts(shard))
+
+
+def write_token_file(texts: Iterable[str], tokenizer: Tokenizer, path: str | Path, batch_docs: int = 1000) -> int:
+    """Encode documents (separator id first) and append them to a flat uint16/uint32 token file; returns its length."""
+    dtype = np.uint16 if tokenizer.vocab_size <= 65_536 else np.uint32
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    total, batch = 0, []
+    with path.open("wb") as f:
+        for text in texts:
+            batch.append(text)
+            if len(batch) >= batch_docs:
+                ids = encode_documents(batch, tokenizer).astype(dtype)
+                f.write(ids.tobytes())
+                total, batch = total + len(ids), []
+        if batch:
+            ids = encode_documents(batch, tokenizer).astype(dtype)
+            f.write(ids.tobytes())
+            total += len(ids)
+    return total
+
+
+def load_token_file(path: str | Path, dtype: str = "uint16") -> np.ndarray:
+    """A pre-tokenised corpus as a read-only memory map (flat binary of `dtype` ids, or a .npy file)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"token file {path} does not exist")
+    if path.suffix == ".npy":
+        return np.load(path, mmap_mode="r")
+    if dtype not in ("uint16", "uint32", "int32", "int64"):
+        raise ValueError(f"token dtype must be uint16, uint32, int32 or int64, got {dtype!r}")
+    return np.memmap(path, dtype=dtype, mode="r")
+
+
 class TokenStream:
     """A token stream read in order: each stage takes the next unread tokens (stages read disjoint data)."""
 
     def __init__(self, ids: np.ndarray) -> None:
-        self.ids = np.asarray(ids, dtype=np.int64)
+        self.ids = ids if isinstance(ids, np.ndarray) else np.asarray(ids, dtype=np.int64)
         self.offset = 0
 
     def __len__(self) -> int:

@@ -25,7 +25,7 @@ from iclr25.patch_train.patch import patch_forward
 
 @torch.no_grad()
 def evaluate_nll(
-    model: Any, ids: np.ndarray, T: int, n_windows: int | None = None, seed: int = 0, batch_size: int = 64
+    model: Any, ids: np.ndarray, T: int, n_windows: int | None = None, seed: int = 0, batch_size: int = 0
 ) -> tuple[float, float]:
     """Token-level NLL (nats/token) and perplexity on non-overlapping T-token windows of `ids`.
 
@@ -41,6 +41,7 @@ def evaluate_nll(
     windows = ids[: n * T].reshape(n, T)
     if n_windows is not None and n_windows < n:
         windows = windows[np.sort(np.random.default_rng(seed).choice(n, n_windows, replace=False))]
+    batch_size = batch_size or max(1, 65_536 // T)  # bounds the (B, T, V) logits
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device

@@ -45,16 +45,16 @@ class _ResumeSampler(torch.utils.data.Sampler):
 
 
 class _MicroBatches(torch.utils.data.Dataset):
-    """Micro-batch i of a stage: rows [i*mb, (i+1)*mb) of its block array."""
+    """Micro-batch i of a stage: rows [i*mb, (i+1)*mb) of its block array (numpy, possibly a memmap)."""
 
-    def __init__(self, blocks: torch.Tensor, micro_batch: int) -> None:
+    def __init__(self, blocks: np.ndarray, micro_batch: int) -> None:
         self.blocks, self.mb = blocks, micro_batch
 
     def __len__(self) -> int:
         return len(self.blocks) // self.mb
 
     def __getitem__(self, i: int) -> torch.Tensor:
-        return self.blocks[i * self.mb : (i + 1) * self.mb]
+        return torch.from_numpy(np.asarray(self.blocks[i * self.mb : (i + 1) * self.mb], dtype=np.int64))
 
 
 class StageModule(L.LightningModule):
@@ -80,7 +80,7 @@ class StageModule(L.LightningModule):
         if plan.seqs_per_step % accumulate:
             raise ValueError(f"seqs_per_step={plan.seqs_per_step} must be divisible by accumulate={accumulate}")
         self.model, self.plan, self.accumulate = model, plan, accumulate
-        self.blocks = torch.from_numpy(np.ascontiguousarray(blocks))
+        self.blocks = blocks  # read lazily, one micro-batch at a time (token files may be memory-mapped)
         self.betas, self.eps, self.weight_decay = betas, eps, weight_decay
         self.flops_per_position = flops_per_position
         self.losses: list[float] = []

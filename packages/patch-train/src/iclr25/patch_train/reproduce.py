@@ -46,7 +46,7 @@ class Config:
     eval_windows: int = 1024  # non-overlapping T-token validation windows (seeded subset; spec: 2048)
     micro_batch: int = 0  # sequences per forward pass; 0 = the whole step
     threads: int = 1  # torch CPU threads (1 is fastest for the tiny model on a shared machine)
-    chunk: int = 512  # the training stream is shuffled once per seed in chunks of this many tokens
+    chunk: int = 512  # the training stream is shuffled once per seed in chunks of this many tokens (0: in order)
     max_len: int = 0  # model position table; 0 = T
     extra: dict[str, int] = field(default_factory=dict)  # model overrides, e.g. {"n_layers": 4}
 
@@ -74,7 +74,7 @@ PRESETS: dict[str, Config] = {
     "full": Config(
         seeds=1,
         model="370m",
-        corpus="data/pile",
+        corpus="data/pile_train.bin",  # pre-tokenised uint16 ids, `<s>` before each document (memory-mapped)
         tokenizer="data/tokenizer.json",
         valid_corpus="data/wikitext_document_level-test.json",
         T=2048,
@@ -86,12 +86,13 @@ PRESETS: dict[str, Config] = {
         eval_windows=256,
         micro_batch=16,
         threads=0,
+        chunk=0,  # read the shards in order, as the official scripts do
     ),
     # 125M variant on 2.5B token-level tokens (4,768 steps of 512K tokens, the paper's Fig. 5 batch): ~3.5 h per run.
     "full-125m": Config(
         seeds=1,
         model="125m",
-        corpus="data/pile",
+        corpus="data/pile_train.bin",  # pre-tokenised uint16 ids, `<s>` before each document (memory-mapped)
         tokenizer="data/tokenizer.json",
         valid_corpus="data/wikitext_document_level-test.json",
         T=2048,
@@ -103,6 +104,7 @@ PRESETS: dict[str, Config] = {
         eval_windows=256,
         micro_batch=32,
         threads=0,
+        chunk=0,
     ),
 }
 SCALES = tuple(PRESETS)
@@ -116,6 +118,15 @@ def _tokenizer(config: Config) -> Any:
     from iclr25.patch_train.data import ByteTokenizer, HFTokenizer
 
     return ByteTokenizer() if config.tokenizer == "byte" else HFTokenizer.from_file(config.tokenizer)
+
+
+def _train_tokens(config: Config, tok: Any, seed: int) -> Any:
+    """The training token stream: a memory-mapped .bin/.npy token file, or a corpus encoded in memory."""
+    from iclr25.patch_train.data import corpus_texts, encode_documents, load_token_file
+
+    if config.corpus.endswith((".bin", ".npy")):
+        return load_token_file(config.corpus, "uint16" if tok.vocab_size <= 65_536 else "uint32")
+    return encode_documents(corpus_texts(config.corpus, "train", seed), tok)
 
 
 def mechanics_claims(seed: int = 0) -> list[Claim]:
@@ -261,7 +272,7 @@ def run(
     claims = mechanics_claims(seed)
 
     tok = _tokenizer(config)
-    train_all = encode_documents(corpus_texts(config.corpus, "train", seed), tok)
+    train_all = _train_tokens(config, tok, seed)
     if config.valid_corpus:
         from iclr25.patch_train.data import load_texts
 
@@ -276,7 +287,7 @@ def run(
 
     results: dict[str, list[dict[str, Any]]] = {r: [] for r in config.runs}
     for s in range(seed, seed + config.seeds):
-        stream = shuffle_chunks(train_all, config.chunk, seed=s)
+        stream = shuffle_chunks(train_all, config.chunk, seed=s) if config.chunk else train_all
         for name in config.runs:
             ids = stream
             if name == "scratch":  # the patch run's remainder: the tokens after its patch stage
