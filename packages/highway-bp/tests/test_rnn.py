@@ -83,6 +83,21 @@ def test_state_gradients_exact_for_last_k_steps(cell):
             assert (rel < 1e-10) if t >= T - k else (rel > 1e-6), (k, t, rel)
 
 
+@pytest.mark.parametrize("algo", ["hbp", "fpi"])
+def test_closed_form_gru_vjp_matches_autograd(algo):
+    rnn, _, x, _ = _setup("gru", seed=3)
+    xp = rnn.input_proj(x)
+    states = rnn.run(xp.detach())
+    e = torch.randn(T + 1, B, H, dtype=torch.float64)
+    for k in (1, 3):
+        ws = []
+        for closed in (True, False):
+            rnn.zero_grad(set_to_none=True)
+            ws.append(rnn_backward(rnn, rnn.input_proj(x), states, e, k, algo=algo, closed_form=closed))
+            ws.append(flat_grad(rnn).clone())
+        assert torch.allclose(ws[0], ws[2], atol=1e-12) and torch.allclose(ws[1], ws[3], atol=1e-12)
+
+
 def test_fused_gru_matches_cell_loop():
     rnn, _, x, _ = _setup("gru")
     assert torch.allclose(rnn.run_fused(x), rnn.run(rnn.input_proj(x)), atol=1e-12)
