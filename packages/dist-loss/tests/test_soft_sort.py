@@ -8,6 +8,7 @@ import torch
 
 from iclr25.dist_loss.reference import numpy_pipeline_soft_sort, reference_soft_sort
 from iclr25.dist_loss.soft_sort import isotonic_decreasing, soft_sort
+from iclr25.shared.device import requires_gpu
 
 V = [5.3, 2.1, 6.2, 3.4, 2.5, 7.7, 1.05, 4.0]
 
@@ -102,3 +103,19 @@ def test_bad_input_types() -> None:
         soft_sort(torch.arange(3))
     with pytest.raises(ValueError, match=r"torch\.Tensor"):
         soft_sort([1.0, 2.0])  # type: ignore[arg-type]
+
+
+@pytest.mark.gpu
+@requires_gpu
+def test_cuda_matches_cpu() -> None:
+    gen = torch.Generator().manual_seed(0)
+    v = (torch.randn(4, 512, generator=gen) * 30).requires_grad_(True)
+    g = torch.randn(4, 512, generator=gen)
+    for eps in (0.1, 1.0):
+        cpu = soft_sort(v, eps=eps)
+        (grad_cpu,) = torch.autograd.grad(cpu, v, g)
+        vc = v.detach().cuda().requires_grad_(True)
+        gpu = soft_sort(vc, eps=eps)
+        (grad_gpu,) = torch.autograd.grad(gpu, vc, g.cuda())
+        torch.testing.assert_close(gpu.cpu(), cpu, atol=1e-3, rtol=1e-5)
+        torch.testing.assert_close(grad_gpu.cpu(), grad_cpu, atol=1e-5, rtol=1e-5)
