@@ -218,3 +218,60 @@ def test_bad_input(stack_factory, batch):
     with pytest.raises(ValueError, match="at least one"):
         HighwayStack([])
     assert isinstance(PreActResidual(nn.Identity())(torch.ones(1)), torch.Tensor)
+
+
+class _SelfAttention(nn.Module):
+    """Pre-LN self-attention sub-layer Attn(LN(x)) on (B, T, D)."""
+
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.ln = nn.LayerNorm(d)
+        self.attn = nn.MultiheadAttention(d, num_heads=2, batch_first=True)
+
+    def forward(self, x):
+        h = self.ln(x)
+        return self.attn(h, h, h, need_weights=False)[0]
+
+
+def _conv_block(c: int) -> nn.Module:
+    return nn.Sequential(nn.GroupNorm(1, c), nn.Tanh(), nn.Conv2d(c, c, 3, padding=1))
+
+
+@pytest.mark.parametrize("arch", ["cnn-preact", "cnn-postrelu", "transformer-gamma"])
+def test_other_architectures_exact_at_L_and_rows(arch):
+    torch.manual_seed(0)
+    if arch.startswith("cnn"):
+        from iclr25.highway_bp.highway import PostReLUResidual
+
+        wrap = PreActResidual if arch == "cnn-preact" else PostReLUResidual
+        layers = [wrap(_conv_block(3)) for _ in range(4)]
+        head = nn.Sequential(nn.Flatten(), nn.Linear(3 * 5 * 5, 4))
+        x = torch.randn(2, 3, 5, 5, dtype=torch.float64)
+    else:  # pre-LN Transformer, attention and FFN as separate layers, γ = 0.2 (§5.2)
+        d = 4
+        ffn = [nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 8), nn.GELU(), nn.Linear(8, d)) for _ in range(2)]
+        layers = [ScaledResidual(m, 0.2) for pair in zip([_SelfAttention(d) for _ in range(2)], ffn) for m in pair]
+        head = nn.Sequential(nn.Flatten(), nn.Linear(3 * d, 4))
+        x = torch.randn(2, 3, d, dtype=torch.float64)
+    model = HighwayStack(layers, head=head).double()
+    y = torch.tensor([0, 3])
+    L = model.depth
+    model.zero_grad()
+    CE(model(x), y).backward()
+    exact = flat_grad(model).clone()
+    for k, close in ((1, False), (L, True)):
+        model.zero_grad(set_to_none=True)
+        highway_step(model, CE, x, y, k)
+        rel = float((flat_grad(model) - exact).norm() / exact.norm())
+        assert (rel < 1e-8) if close else (rel > 1e-6), (k, rel)
+    cache = stack_forward(model, x)
+    e = torch.zeros(L + 1, *cache.out.shape, dtype=torch.float64)
+    e[L] = torch.autograd.grad(CE(model.head(cache.out), y), cache.out)[0]
+    h = cache.h0.detach().requires_grad_(True)
+    hs = [h]
+    for layer in model.layers:
+        hs.append(layer(hs[-1]))
+    true = torch.autograd.grad(CE(model.head(hs[-1]), y), hs)
+    w = highway_backward(model, cache, e, 2)
+    for i in range(L - 2, L + 1):
+        assert torch.allclose(w[i], true[i], atol=1e-10)
