@@ -250,7 +250,11 @@ def test_other_architectures_exact_at_L_and_rows(arch):
     else:  # pre-LN Transformer, attention and FFN as separate layers, γ = 0.2 (§5.2)
         d = 4
         ffn = [nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 8), nn.GELU(), nn.Linear(8, d)) for _ in range(2)]
-        layers = [ScaledResidual(m, 0.2) for pair in zip([_SelfAttention(d) for _ in range(2)], ffn) for m in pair]
+        layers = [
+            ScaledResidual(m, 0.2)
+            for pair in zip([_SelfAttention(d) for _ in range(2)], ffn, strict=True)
+            for m in pair
+        ]
         head = nn.Sequential(nn.Flatten(), nn.Linear(3 * d, 4))
         x = torch.randn(2, 3, d, dtype=torch.float64)
     model = HighwayStack(layers, head=head).double()
