@@ -30,6 +30,10 @@ def test_presets_and_bad_scale(tmp_path):
     assert PRESETS["quick"].grid_tasks == ("parity",) and not PRESETS["ci"].grid_tasks
     with pytest.raises(ValueError, match="scale must be one of"):
         run("huge", tmp_path / "x")
+    with pytest.raises(ValueError, match="grid_tasks"):
+        Config(grid_tasks=("dyck",))
+    with pytest.raises(ValueError, match="eval_min_len"):
+        Config(eval_min_len=300)
 
 
 def test_tiny_run_writes_report(tmp_path):

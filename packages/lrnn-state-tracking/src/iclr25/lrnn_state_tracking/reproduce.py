@@ -74,9 +74,25 @@ class Config:
     threads: int = 1  # CPU threads: 1 is fastest for these small models on a shared machine
     log_every: int = 50
 
+    def __post_init__(self) -> None:
+        tasks, models = ("parity", "mod", "modbra"), ("deltanet", "mamba", "lstm", "transformer")
+        if bad := [t for t in self.grid_tasks if t not in tasks]:
+            raise ValueError(f"grid_tasks must be drawn from {', '.join(tasks)}; got {bad}")
+        if bad := [m for m in self.grid_models if m not in models]:
+            raise ValueError(f"grid_models must be drawn from {', '.join(models)}; got {bad}")
+        for name in ("fig1_steps", "fig1_seeds", "grid_seeds", "eval_n", "speed_reps"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not 1 <= self.eval_min_len <= self.eval_max_len <= 256:
+            raise ValueError(
+                f"need 1 <= eval_min_len <= eval_max_len <= 256, got {self.eval_min_len}, {self.eval_max_len}"
+            )
+
 
 PRESETS: dict[str, Config] = {
+    # `reproduce --scale ci`: ~60 s CPU on 2 cores; Figure-1 tanh ≥ 0.9 vs sigmoid ≤ 0.1, theory exact, speed-ups ≥ 5×.
     "ci": Config(),
+    # `reproduce --scale quick`: ~150 s CPU on 2 cores; ci + 1-layer DeltaNet on parity, [-1,1] ≈ 0.75 vs [0,1] ≈ 0.
     "quick": Config(
         grid_tasks=("parity",),
         grid_models=("deltanet",),
@@ -87,6 +103,7 @@ PRESETS: dict[str, Config] = {
         grid_steps_parity=1_000,
         grid_warmup_parity=100,
     ),
+    # `reproduce --scale full --device cuda`: the Table-3 grid, ~10-15 h on one H100/H200 (estimate); spec §9.7 gated.
     "full": Config(
         fig1_dim=10,
         fig1_steps=20_000,
