@@ -58,6 +58,7 @@ class _Seen:
         self.modes: set[int] = set()
 
     def add(self, x: torch.Tensor) -> None:
+        """Record a batch of terminal states."""
         if x.numel() == 0:
             return
         self.states.update(self.env.to_index(x).tolist())
