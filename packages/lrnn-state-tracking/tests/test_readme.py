@@ -21,3 +21,11 @@ def test_readme_quickstart_runs():
         torch.set_num_threads(threads)
     assert -1.0 <= namespace["acc"] <= 1.0
     assert namespace["o_fast"].shape == (1, 2, 100, 16)
+
+
+def test_readme_results_block_matches_committed_results():
+    from iclr25.shared.results import Report, readme_block
+
+    report = Report.read(README.parent / "results" / "quick")
+    assert readme_block(report) in README.read_text()
+    assert report.command == "iclr25-lrnn-state-tracking reproduce --scale quick"
