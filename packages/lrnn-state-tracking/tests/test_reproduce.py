@@ -41,3 +41,38 @@ def test_tiny_run_writes_report(tmp_path):
     report = run("tiny", tmp_path / "r", device="cpu", config=cfg)
     assert [c.name for c in report.claims] == ["fig1_parity_tanh", "fig1_parity_sigmoid"]
     assert (tmp_path / "r" / "report.md").read_text().startswith("# lrnn-state-tracking")
+
+
+def test_full_grid_path_in_miniature(tmp_path):
+    """The `full` preset's code path (every task, model and range; gated §9.7 claims) on a tiny budget."""
+    cfg = Config(
+        fig1=False,
+        grid_tasks=("parity", "mod", "modbra"),
+        grid_models=("deltanet", "mamba", "lstm", "transformer"),
+        grid_d_model=16,
+        grid_layers=1,
+        grid_heads=2,
+        grid_batch=8,
+        grid_steps_parity=2,
+        grid_steps_mod=2,
+        grid_warmup_parity=1,
+        grid_warmup_mod=1,
+        grid_gated=True,
+        eval_n=16,
+        theory=False,
+        speed_T=0,
+    )
+    report = run("mini", tmp_path / "mini", device="cpu", config=cfg)
+    grid = report.metrics["table3_scaled_accuracy"]
+    assert set(grid) == {"parity", "mod", "modbra"}
+    assert set(grid["mod"]) == {
+        "deltanet [0,1]",
+        "deltanet [-1,1]",
+        "mamba [0,1]",
+        "mamba [-1,1]",
+        "lstm",
+        "transformer",
+    }
+    claim = report.claim("deltanet_parity_neg")
+    assert claim.paper == 1.0 and claim.gated and claim.margin == ">= 0.6"
+    assert report.claim("mamba_modbra_neg").paper == 0.116 and not report.claim("mamba_modbra_neg").gated
