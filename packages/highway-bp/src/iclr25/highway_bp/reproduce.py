@@ -278,7 +278,7 @@ def run(
                     "At k=L Highway-BP equals backprop (Theorem 2)",
                     1.0,
                     cos["hbp"][str(L)],
-                    "|ours - 1| <= 1e-10",
+                    "abs(ours - 1) <= 1e-10",
                     abs(cos["hbp"][str(L)] - 1.0) <= 1e-10,
                     True,
                 ),
