@@ -48,6 +48,8 @@ class Config:
     threads: int = 1  # torch CPU threads (1 is fastest for the tiny model on a shared machine)
     chunk: int = 512  # the training stream is shuffled once per seed in chunks of this many tokens (0: in order)
     max_len: int = 0  # model position table; 0 = T
+    bench_tokens_per_step: int = 4096  # tokens per step of the interleaved token/patch step benchmark (0: micro-batch)
+    bench_steps: int = 10
     extra: dict[str, int] = field(default_factory=dict)  # model overrides, e.g. {"n_layers": 4}
 
     def __post_init__(self) -> None:
@@ -356,35 +358,31 @@ def run(
                             "remaining (1-lam) data (paper Fig. 5; Δ nats)", None, d, "ours < 0 (reported)",
                             d < 0, False))  # fmt: skip
 
-    # ---- throughput: tokens/s of the token-level and patch-level steps (first seed, patch run)
-    dev = pick_device(device)
-    tok_tps = st2.tokens_per_s
-    patch_tps = st1.tokens_per_s
-    speed = patch_tps / tok_tps if tok_tps else float("nan")
-    claims.append(Claim("patch_step_speedup", "the patch stage reads about K times more tokens per second than the "
-                        "token stage (ideal K = 4)", float(config.K), speed, f">= {config.K / 2:g} (reported: timings)",
-                        speed >= config.K / 2, False))  # fmt: skip
-    from iclr25.patch_train.patch import flops_per_position, make_llama
+    # ---- throughput: an interleaved benchmark of token- and patch-level training steps (same model size)
+    from iclr25.patch_train.patch import make_llama
+    from iclr25.patch_train.train import step_throughput
 
-    probe = (
-        make_llama(config.model, tok.vocab_size, config.max_len or config.T, **config.extra)
-        if config.model == "tiny"
-        else None
-    )
-    fpp = flops_per_position(probe, config.T) if probe is not None else _analytic_fpp(config, tok.vocab_size)
+    dev = pick_device(device)
+    probe = make_llama(config.model, tok.vocab_size, config.max_len or config.T, **config.extra)
+    bench_tokens = config.bench_tokens_per_step or (config.micro_batch or config.tokens_per_step // config.T) * config.T
+    bench_tokens = max(bench_tokens // (config.K * config.T), 1) * config.K * config.T
+    bench = step_throughput(probe, config.K, config.T, bench_tokens, steps=config.bench_steps, device=dev)
+    del probe
+    speed = bench["patch_over_token_tokens_per_s"]
+    claims.append(Claim("patch_step_speedup", "a patch-level step reads about K times more tokens per second than a "
+                        "token-level step (ideal K = 4)", float(config.K), speed, f">= {config.K / 2:g} (reported: timings)",
+                        speed >= config.K / 2, False))  # fmt: skip
+    fpp = flops_per_position_dims_for(config, tok.vocab_size)
     peak = peak_flops(dev)
-    throughput = {
-        "token_step_tokens_per_s": tok_tps,
-        "patch_step_tokens_per_s": patch_tps,
-        "patch_over_token_tokens_per_s": speed,
-        "token_step_ms": st2.step_s * 1e3,
-        "patch_step_ms": st1.step_s * 1e3,
-        "token_step_gflops_per_s": tok_tps * fpp / 1e9,
-        "patch_step_gflops_per_s": patch_tps / config.K * fpp / 1e9,
-    }
+    throughput = dict(bench)
+    throughput["token_step_gflops_per_s"] = bench["token_step_tokens_per_s"] * fpp / 1e9
+    throughput["patch_step_gflops_per_s"] = bench["patch_step_tokens_per_s"] / config.K * fpp / 1e9
     if peak:
-        throughput["token_step_mfu"] = tok_tps * fpp / peak
-        throughput["patch_step_mfu"] = patch_tps / config.K * fpp / peak
+        throughput["token_step_mfu"] = bench["token_step_tokens_per_s"] * fpp / peak
+        throughput["patch_step_mfu"] = bench["patch_step_tokens_per_s"] / config.K * fpp / peak
+    # the same measure inside the Lightning runs (first seed, patch run): includes per-step trainer overhead
+    throughput["lightning_token_step_tokens_per_s"] = st2.tokens_per_s
+    throughput["lightning_patch_step_tokens_per_s"] = st1.tokens_per_s
     metrics["flops_per_position"] = fpp
 
     figures = _figures(results, config, run_dir)
@@ -406,11 +404,22 @@ def run(
     return report
 
 
+def flops_per_position_dims_for(config: Config, vocab: int) -> float:
+    """Analytic training FLOPs per sequence position of the configured model at context T."""
+    return _analytic_fpp(config, vocab)
+
+
 def _analytic_fpp(config: Config, vocab: int) -> float:
     from iclr25.patch_train.patch import MODEL_SIZES, flops_per_position_dims, llama_params
 
-    dims = MODEL_SIZES[config.model]
-    return flops_per_position_dims(llama_params(config.model, vocab), dims["n_layers"], dims["d_model"], config.T)
+    dims = {**MODEL_SIZES[config.model], **config.extra}
+    n = llama_params(config.model, vocab) if not config.extra else _params_with(dims, vocab)
+    return flops_per_position_dims(n, dims["n_layers"], dims["d_model"], config.T)
+
+
+def _params_with(dims: dict[str, int], vocab: int) -> int:
+    d, ff, n_layers = dims["d_model"], dims["d_ff"], dims["n_layers"]
+    return n_layers * (4 * d * d + 3 * d * ff + 2 * d) + d + d * vocab
 
 
 def _notes(metrics: dict[str, Any], config: Config) -> str:

@@ -167,3 +167,52 @@ def train_two_stage(
             )
         )
     return results
+
+
+def step_throughput(
+    model: Any, K: int, T: int, tokens_per_step: int, steps: int = 10, warmup: int = 3, device: str = "cpu"
+) -> dict[str, float]:
+    """Median wall time and tokens/s of one token-level and one patch-level training step on a copy of `model`.
+
+    Steps alternate (token, patch, token, ...) on random ids so that a changing machine load hits both
+    alike. Each step is forward, backward, clipping and an AdamW update (bf16 autocast on CUDA).
+    """
+    import copy
+
+    import torch
+
+    from iclr25.patch_train.patch import patch_forward
+
+    if tokens_per_step % (K * T):
+        raise ValueError(f"tokens_per_step={tokens_per_step} must be a multiple of K*T={K * T}")
+    net = copy.deepcopy(model).to(device).train()
+    opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
+    vocab = net.get_input_embeddings().weight.shape[0]
+    g = torch.Generator().manual_seed(0)
+    shapes = {1: (tokens_per_step // T, T), K: (tokens_per_step // (K * T), K * T)}
+    times: dict[int, list[float]] = {1: [], K: []}
+    for i in range(warmup + steps):
+        for k in (1, K):
+            ids = torch.randint(0, vocab, shapes[k], generator=g).to(device)
+            if device == "cuda":
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=device == "cuda"):
+                _, loss = patch_forward(net, ids, k, labels=ids)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            if device == "cuda":
+                torch.cuda.synchronize()
+            if i >= warmup:
+                times[k].append(time.perf_counter() - t0)
+    token_s, patch_s = float(np.median(times[1])), float(np.median(times[K]))
+    return {
+        "bench_tokens_per_step": float(tokens_per_step),
+        "token_step_ms": token_s * 1e3,
+        "patch_step_ms": patch_s * 1e3,
+        "token_step_tokens_per_s": tokens_per_step / token_s,
+        "patch_step_tokens_per_s": tokens_per_step / patch_s,
+        "patch_over_token_tokens_per_s": token_s / patch_s,
+    }
