@@ -75,3 +75,15 @@ def test_stage_rejects_wrong_blocks(tiny_model, tmp_path):
     plan = StagePlan("patch", 4, 32, 2, 3, 1, 1e-3)
     with pytest.raises(ValueError, match="blocks"):
         train_stage(tiny_model, plan, np.zeros((6, 16), dtype=np.int64), tmp_path, device="cpu")
+
+
+def test_step_throughput_measures_both_steps(tiny_model):
+    from iclr25.patch_train.train import step_throughput
+
+    before = weights_fingerprint(tiny_model)
+    res = step_throughput(tiny_model, 4, 16, 256, steps=2, warmup=1)
+    assert res["token_step_tokens_per_s"] > 0 and res["patch_step_tokens_per_s"] > 0
+    assert res["patch_over_token_tokens_per_s"] == pytest.approx(res["token_step_ms"] / res["patch_step_ms"])
+    assert weights_fingerprint(tiny_model) == before  # benchmarks a copy
+    with pytest.raises(ValueError, match="multiple"):
+        step_throughput(tiny_model, 4, 16, 100)
