@@ -34,7 +34,8 @@ def test_synth_train_eval_round_trip(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert metrics["method"] == "dist" and metrics["test"]["few_mae"] > 0
     assert (run / "backbone.pt").is_file()
     run2 = tmp_path / "run2"
-    args2 = ["train", "--loss", "l1", "--reweight", "inverse", "--pretrained", str(run / "backbone.pt")]
+    args2 = ["train", "--loss", "l1", "--reweight", "inverse", "--pretrained", str(run / "backbone.pt"), "--head-init"]
+    args2.append("official")
     assert main([*args2, "--data", str(data), "--epochs", "1", "--out", str(run2)]) == 0
     assert json.loads((run2 / "metrics.json").read_text())["method"] == "inverse"
     capsys.readouterr()
@@ -70,3 +71,22 @@ def test_method_mapping() -> None:
     assert method_for("dist", "inverse") == "dist_inverse"
     assert method_for("lds-fds", None) == "sqinv_lds_fds"
     assert method_for("bmc", None) == "bmc"
+
+
+def test_unreadable_files_give_one_line_and_no_run_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_text("not a checkpoint")
+    bad_npz = tmp_path / "bad.npz"
+    bad_npz.write_text("not an npz")
+    out = tmp_path / "run"
+    cases = [
+        (["eval", "--model", str(garbage)], "is not a checkpoint"),
+        (["train", "--pretrained", str(garbage), "--out", str(out)], "is not a checkpoint"),
+        (["train", "--data", str(bad_npz), "--out", str(out)], "pickled"),
+    ]
+    for argv, message in cases:
+        capsys.readouterr()
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], err
+    assert not out.exists()  # inputs are checked before the run folder is created

@@ -43,3 +43,21 @@ def test_run_refuses_existing_folder(tmp_path: Path) -> None:
         run("ci", tmp_path / "x")
     with pytest.raises(ValueError, match="scale"):
         run("medium", tmp_path / "y")
+
+
+def test_rrt_head_inits() -> None:
+    import torch
+
+    from iclr25.dist_loss.train import MLP
+
+    torch.manual_seed(0)
+    model = MLP(4, hidden=8, bias_init=45.0)
+    assert model.head.bias.item() == 45.0
+    model.reset_head(45.0, zero_weight=True)  # "zero"
+    assert model.head.bias.item() == 45.0 and torch.count_nonzero(model.head.weight) == 0
+    model.reset_head(45.0)  # "default": random weights, bias at the label mean
+    assert model.head.bias.item() == 45.0 and torch.count_nonzero(model.head.weight) == 8
+    model.reset_head(None)  # "official": PyTorch's random weights and bias
+    assert abs(model.head.bias.item()) <= 8**-0.5 and torch.count_nonzero(model.head.weight) == 8
+    with pytest.raises(ValueError, match="rrt_head_init"):
+        Config(rrt_head_init="ones")

@@ -49,7 +49,7 @@ def label_weights(
     max_label: float = 120.0,
     step: float = 1.0,
 ) -> np.ndarray:
-    """Per-sample weights of DIR re-weighting (+ LDS), rescaled so the mean over label bins is 1.
+    """Per-sample weights of DIR re-weighting (+ LDS), rescaled so the mean over the training samples is 1.
 
     Labels are binned on the grid (integer ages by default, labels above `max_label` share the last
     bin); "inverse" clips bin counts to [5, 1000], "sqrt_inv" uses sqrt(count) (DIR defaults).

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from iclr25.dist_loss.names import HEAD_INITS
 from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
 
 if TYPE_CHECKING:
@@ -69,6 +70,13 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--reweight", choices=REWEIGHTS, help="label re-weighting (default: none; sqrt_inv for lds*)")
     tr.add_argument("--stage", choices=("rrt", "e2e"), default="rrt", help="RRT head on frozen features, or end to end")
     tr.add_argument("--pretrained", type=Path, help="stage-1 checkpoint for --stage rrt (default: train one)")
+    tr.add_argument(
+        "--head-init",
+        choices=HEAD_INITS,
+        default="zero",
+        help="RRT head init: zero weights (default), random weights with bias at the label mean, or fully "
+        "random (official)",
+    )
     tr.add_argument("--data", type=Path, help=".npz from `synth` (default: the synthetic task of --seed)")
     tr.add_argument("--epochs", type=int, default=30)
     tr.add_argument("--batch-size", type=int, default=512)
@@ -108,6 +116,21 @@ def _load_data(path: Path | None, seed: int) -> RegressionData:
         return RegressionData(*(f[k] for k in keys))
 
 
+def _load_checkpoint(path: Path, device: str = "cpu") -> dict:
+    """A checkpoint written by `train` (model.pt or backbone.pt); ValueError for anything else."""
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint {path} does not exist")
+    import torch
+
+    try:
+        ckpt = torch.load(path, map_location=device)
+    except Exception as e:  # unpickling errors have many types; any of them means "not our checkpoint"
+        raise ValueError(f"{path} is not a checkpoint written by `{PROG} train` ({type(e).__name__})") from None
+    if not isinstance(ckpt, dict) or "arch" not in ckpt or "state_dict" not in ckpt:
+        raise ValueError(f"{path} is not a checkpoint written by `{PROG} train`")
+    return ckpt
+
+
 def _parse_shots(text: str) -> tuple[int, int]:
     try:
         many, few = (int(v) for v in text.split(","))
@@ -142,6 +165,11 @@ def _cmd_train(args: argparse.Namespace) -> int:
             raise CliError(f"--{name} must be > 0")
     from iclr25.shared.results import atomic_write_json, prepare_run_dir
 
+    data = _load_data(args.data, args.seed)  # validate the inputs before creating the run folder
+    ckpt = _load_checkpoint(args.pretrained) if args.stage == "rrt" and args.pretrained is not None else None
+    if ckpt is not None and ckpt["arch"].get("in_dim") != data.x_train.shape[1]:
+        raise ValueError(f"the checkpoint expects {ckpt['arch'].get('in_dim')} features, the data has "
+                         f"{data.x_train.shape[1]}")  # fmt: skip
     run_dir = prepare_run_dir(args.out, args.overwrite)
     import numpy as np
     import torch
@@ -153,7 +181,6 @@ def _cmd_train(args: argparse.Namespace) -> int:
     seed_everything(args.seed)
     device = pick_device(args.device)
     configure_torch(device, threads=args.threads or None)
-    data = _load_data(args.data, args.seed)
     gen = torch.Generator().manual_seed(args.seed)
 
     def t(a: np.ndarray) -> torch.Tensor:
@@ -173,17 +200,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.stage == "e2e":
         model = train_full(method, "plain")
     else:
-        if args.pretrained is not None:
-            if not args.pretrained.is_file():
-                raise FileNotFoundError(f"checkpoint {args.pretrained} does not exist")
-            ckpt = torch.load(args.pretrained, map_location=device)
+        if ckpt is not None:
             backbone = MLP(**ckpt["arch"]).to(device)
             backbone.load_state_dict(ckpt["state_dict"])
         else:
             backbone = train_full("l1", "plain")
             torch.save({"arch": arch, "state_dict": backbone.state_dict()}, run_dir / "backbone.pt")
         model, _ = rrt(backbone, method, x_tr, data.y_train, x_val, data.y_val, args.epochs, args.batch_size,
-                       args.lr, gen, **kw)  # fmt: skip
+                       args.lr, gen, head_init=args.head_init, **kw)  # fmt: skip
     torch.save({"arch": arch, "state_dict": model.state_dict(), "method": method}, run_dir / "model.pt")
     metrics = evaluate(model, x_te, data.y_test, x_tr, data.y_train)
     atomic_write_json(run_dir / "metrics.json", {"method": method, "stage": args.stage, "test": metrics})
@@ -195,16 +219,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     many, few = _parse_shots(args.shots)
-    if not args.model.is_file():
-        raise FileNotFoundError(f"model file {args.model} does not exist")
+    ckpt = _load_checkpoint(args.model)
     import torch
 
     from iclr25.dist_loss.metrics import REGIONS, shot_metrics
     from iclr25.dist_loss.train import MLP, predict
 
-    ckpt = torch.load(args.model, map_location="cpu")
-    if not isinstance(ckpt, dict) or "arch" not in ckpt:
-        raise ValueError(f"{args.model} is not a model written by `{PROG} train`")
     model = MLP(**ckpt["arch"])
     model.load_state_dict(ckpt["state_dict"])
     data = _load_data(args.data, args.seed)

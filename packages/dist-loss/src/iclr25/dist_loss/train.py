@@ -26,9 +26,9 @@ from iclr25.dist_loss.baselines import FDS, BMCLoss, label_weights
 from iclr25.dist_loss.labels import kde_label_density, pseudo_labels
 from iclr25.dist_loss.loss import DistLoss, make_base_loss
 from iclr25.dist_loss.metrics import balanced_mae, shot_metrics, wasserstein1
-from iclr25.dist_loss.names import METHODS
+from iclr25.dist_loss.names import HEAD_INITS, METHODS
 
-__all__ = ["METHODS", "MLP", "LossSetup", "TrainResult", "evaluate", "fit", "make_loss", "predict", "rrt"]
+__all__ = ["HEAD_INITS", "METHODS", "MLP", "LossSetup", "TrainResult", "evaluate", "fit", "make_loss", "predict", "rrt"]
 
 
 class MLP(nn.Module):
@@ -45,16 +45,18 @@ class MLP(nn.Module):
         self.head = nn.Linear(dim, 1)
         self.reset_head(bias_init)
 
-    def reset_head(self, bias_init: float = 0.0, zero_weight: bool = False) -> None:
-        """Re-initialise the last layer, its bias at `bias_init` (the train-label mean, spec 6a).
+    def reset_head(self, bias_init: float | None = 0.0, zero_weight: bool = False) -> None:
+        """Re-initialise the last layer; its bias at `bias_init` (the train-label mean, spec 6a) unless None.
 
+        `bias_init=None` keeps PyTorch's random bias too (the official RRT: a fresh `nn.Linear`).
         `zero_weight` starts from constant predictions: the distribution term of Dist Loss is blind to
         the sign of the prediction direction, so a random head that orders the samples backwards can
         have that order amplified instead of corrected (see the README).
         """
         self.head.reset_parameters()
         with torch.no_grad():
-            self.head.bias.fill_(bias_init)
+            if bias_init is not None:
+                self.head.bias.fill_(bias_init)
             if zero_weight:
                 self.head.weight.zero_()
 
@@ -227,10 +229,12 @@ def rrt(
 ) -> tuple[MLP, TrainResult]:
     """Stage 2 (RRT): a fresh last layer trained with `method` on the frozen features of `backbone`.
 
-    `head_init`: "zero" (weights 0, bias = label mean) or "default" (PyTorch's random init, bias = mean).
+    `head_init` (`HEAD_INITS`): "zero" (weights 0, bias = train-label mean), "default" (PyTorch's random
+    weights, bias = train-label mean, spec 6a) or "official" (PyTorch's random weights and bias, as the
+    official trainer's fresh `nn.Linear`).
     """
-    if head_init not in ("zero", "default"):
-        raise ValueError(f"head_init must be 'zero' or 'default', got {head_init!r}")
+    if head_init not in HEAD_INITS:
+        raise ValueError(f"head_init must be one of {', '.join(HEAD_INITS)}; got {head_init!r}")
     device = x_train.device
     with torch.no_grad():  # features are frozen: compute them once (the MLP has no BatchNorm)
         backbone.eval()
@@ -238,7 +242,8 @@ def rrt(
     model = copy.deepcopy(backbone)
     for p in model.features.parameters():
         p.requires_grad_(False)
-    model.reset_head(float(np.mean(y_train)), zero_weight=head_init == "zero")
+    bias = None if head_init == "official" else float(np.mean(y_train))
+    model.reset_head(bias, zero_weight=head_init == "zero")
     head = _Head(model.head)
     y_t = torch.as_tensor(y_train, dtype=torch.float32, device=device)
     setup = make_loss(method, y_train, batch_size, feature_dim=f_train.shape[1], device=str(device), **loss_kwargs)
