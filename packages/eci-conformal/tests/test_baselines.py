@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
+import time
+
 import numpy as np
 import pytest
 
@@ -11,6 +14,7 @@ from iclr25.eci_conformal.baselines import (
     ConformalPID,
     DtACI,
     ThetaScorecaster,
+    _SortedWindow,
     aci,
     conformal_pid,
     decay_ogd,
@@ -58,6 +62,33 @@ def test_aci_matches_reference(scores, signed_scores, window_length, clip, lr, a
 def test_trailing_matches_reference(scores):
     for w in (5, 50, 200):
         _same(trailing_window(scores, 0.1, window=w), trailing_reference(scores, 0.1, w))
+
+
+@pytest.mark.parametrize("window", [1, 7, 60, 10**9])
+def test_sorted_window_matches_flat_sorted_list(monkeypatch, window):
+    monkeypatch.setattr(_SortedWindow, "LOAD", 3)  # tiny blocks: many splits and emptied blocks
+    rng = np.random.default_rng(window)
+    win, flat, fifo = _SortedWindow(window), [], []
+    for v in np.round(rng.standard_normal(1500), 1).tolist():  # rounded: many ties
+        win.push(v)
+        bisect.insort(flat, v)
+        fifo.append(v)
+        if len(fifo) > window:
+            flat.remove(fifo.pop(0))
+        assert len(win) == len(flat) and win.max() == flat[-1]
+        for i in (0, len(flat) - 1, int(rng.integers(len(flat)))):
+            assert win[i] == flat[i]
+        u = float(np.round(rng.standard_normal(), 1))
+        assert win.count_less(u) == bisect.bisect_left(flat, u)
+
+
+def test_aci_speed_long_stream():
+    """ACI's running quantile must not cost O(t) per step: 3 * 10^5 steps in a few CPU seconds."""
+    x = np.random.default_rng(0).standard_normal(300_000)
+    start = time.process_time()
+    q = aci(x, 0.1, 0.01)
+    assert time.process_time() - start < 5.0
+    assert abs(np.mean(x[1000:] <= q[1000:]) - 0.9) < 0.01
 
 
 def test_dtaci_covers_iid_stream():

@@ -14,6 +14,9 @@ def test_coverage_width_and_runs():
     assert metrics.coverage(lo, hi, y) == pytest.approx(4 / 7)
     assert metrics.coverage(lo, hi, y, burn_in=1) == pytest.approx(2 / 5)  # t > 1
     assert metrics.longest_miss_run(lo, hi, y) == 3
+    assert metrics.longest_miss_run(lo, hi, np.zeros(7)) == 0
+    assert metrics.longest_miss_run(lo, hi, np.full(7, 9.0)) == 7
+    assert metrics.longest_miss_run(lo, hi, np.array([9.0, 0, 9, 9, 0, 9, 9])) == 2  # a run at the end
     hi2 = hi.copy()
     hi2[3] = np.inf
     assert metrics.width_stats(lo, hi2)["avg_width"] == np.inf

@@ -42,7 +42,7 @@ def test_quick_claims(tmp_path):
         assert max(acc) < 0.88
     val = report.metrics["validity_bounded_stream"]
     assert all(abs(v - target) <= 0.005 for k, v in val.items() if k.startswith("official"))
-    assert report.throughput["eci_steps_per_s"] > 2e4  # wall clock, busy machine; CPU-time check in test_methods
+    # throughput is reported, not gated: wall clock on a shared machine; the CPU-time speed tests are unit tests
     assert all(math.isfinite(v) for v in report.throughput.values())
     assert np.isfinite(report.claim("coverage_mix1").ours)
 

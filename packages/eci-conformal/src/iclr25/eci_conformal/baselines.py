@@ -9,7 +9,8 @@ Semantics follow the official ECI repository's `core/methods.py` (ahead = 1, q_0
 methods), with these deliberate differences:
 - SF-OGD normalises by the true squared gradients (alpha^2 covered, (1-alpha)^2 missed); the official
   code squares (1+alpha) for a miss. ``official_quirk=True`` restores it.
-- ACI and the trailing window keep the past scores in a sorted list (bisect) instead of re-sorting.
+- ACI, the trailing window and DtACI keep the past scores in a blocked sorted list (bisect insertion,
+  O(sqrt n)-type cost per step) instead of re-sorting the past at every step.
 - The PID scorecaster is a pluggable callable; `ThetaScorecaster` is a light numpy Theta method, not
   statsmodels' ThetaModel (whose numbers it does not match exactly).
 """
@@ -201,40 +202,122 @@ class ConformalPID:
 
 
 class _SortedWindow:
-    """The last `window` values in a sorted list (bisect insert/remove)."""
+    """The last `window` values, kept sorted in blocks (a list of sorted lists of <= 2 * LOAD values).
+
+    Insert and remove cost O(log n + LOAD) (plus O(n / LOAD) when a block splits or empties, every ~LOAD
+    steps), rank and positional access O(log n) through a Fenwick tree over the block sizes, so a stream
+    stays near-linear in its length (a flat sorted list memmoves O(n) values per insertion).
+    """
+
+    LOAD = 1000
 
     def __init__(self, window: int) -> None:
         self.window = window
-        self.sorted: list[float] = []
+        self._blocks: list[list[float]] = []
+        self._maxes: list[float] = []  # the last (largest) value of each block
+        self._tree: list[int] = [0]  # Fenwick tree over the block sizes (positional access in O(log n))
+        self._n = 0
         self.fifo: deque[float] = deque()
 
+    def _rebuild(self) -> None:
+        tree = [0, *map(len, self._blocks)]
+        nb = len(tree) - 1
+        for i in range(1, nb + 1):
+            parent = i + (i & -i)
+            if parent <= nb:
+                tree[parent] += tree[i]
+        self._tree = tree
+
+    def _add(self, j: int, delta: int) -> None:
+        tree, i = self._tree, j + 1
+        while i < len(tree):
+            tree[i] += delta
+            i += i & -i
+
     def push(self, value: float) -> None:
-        bisect.insort(self.sorted, value)
+        """Insert a value; the oldest one drops out beyond `window` values."""
+        self._insert(value)
         self.fifo.append(value)
         if len(self.fifo) > self.window:
-            old = self.fifo.popleft()
-            del self.sorted[bisect.bisect_left(self.sorted, old)]
+            self._remove(self.fifo.popleft())
+
+    def _insert(self, value: float) -> None:
+        blocks, maxes = self._blocks, self._maxes
+        self._n += 1
+        if not blocks:
+            blocks.append([value])
+            maxes.append(value)
+            self._rebuild()
+            return
+        j = bisect.bisect_left(maxes, value)
+        if j == len(blocks):  # larger than everything: append to the last block
+            j -= 1
+            blocks[j].append(value)
+            maxes[j] = value
+        else:
+            bisect.insort(blocks[j], value)
+        block = blocks[j]
+        if len(block) > 2 * self.LOAD:
+            half = len(block) // 2
+            blocks[j : j + 1] = [block[:half], block[half:]]
+            maxes[j : j + 1] = [block[half - 1], block[-1]]
+            self._rebuild()
+        else:
+            self._add(j, 1)
+
+    def _remove(self, value: float) -> None:
+        j = bisect.bisect_left(self._maxes, value)  # the first block whose max >= value holds it
+        block = self._blocks[j]
+        del block[bisect.bisect_left(block, value)]
+        self._n -= 1
+        if block:
+            self._maxes[j] = block[-1]
+            self._add(j, -1)
+        else:
+            del self._blocks[j], self._maxes[j]
+            self._rebuild()
 
     def __len__(self) -> int:
-        return len(self.sorted)
+        return self._n
+
+    def __getitem__(self, i: int) -> float:
+        """The i-th smallest value (0-based), by a Fenwick-tree descent over the block sizes."""
+        tree, pos, rest = self._tree, 0, i
+        step = 1 << (len(tree) - 1).bit_length()
+        while step:
+            nxt = pos + step
+            if nxt < len(tree) and tree[nxt] <= rest:
+                pos, rest = nxt, rest - tree[nxt]
+            step >>= 1
+        return self._blocks[pos][rest]
+
+    def count_less(self, value: float) -> int:
+        """How many stored values are < `value`."""
+        j = bisect.bisect_left(self._maxes, value)
+        tree, i, before = self._tree, j, 0
+        while i > 0:  # Fenwick prefix sum of the sizes of blocks 0 .. j-1
+            before += tree[i]
+            i -= i & -i
+        return before + (bisect.bisect_left(self._blocks[j], value) if j < len(self._blocks) else 0)
 
     def higher(self, p: float) -> float:
         """numpy's method="higher" quantile: sorted[ceil(p (n - 1))]."""
-        n = len(self.sorted)
-        return self.sorted[min(max(math.ceil((n - 1) * p), 0), n - 1)]
+        n = self._n
+        return self[min(max(math.ceil((n - 1) * p), 0), n - 1)]
 
     def linear(self, p: float) -> float:
         """numpy's default ("linear") quantile."""
-        n = len(self.sorted)
+        n = self._n
         v = (n - 1) * p
         lo = min(max(math.floor(v), 0), n - 1)
         hi = min(lo + 1, n - 1)
         g = v - lo
-        a, b = self.sorted[lo], self.sorted[hi]
+        a, b = self[lo], self[hi]
         return a + (b - a) * g if g < 0.5 else b - (b - a) * (1.0 - g)
 
     def max(self) -> float:
-        return self.sorted[-1]
+        """The largest stored value."""
+        return self._maxes[-1]
 
 
 class ACI:
@@ -292,7 +375,7 @@ class ACI:
         if self.t > self.burn_in:
             self.alpha_t += self.lr * (self.alpha - (1.0 if s > self._raw_q else 0.0))
         self._win.push(s)
-        if self._all is not self._win:
+        if self._all is not self._win and self.t < self.burn_in:  # all past scores: burn-in quantile only
             self._all.push(s)
         self.t += 1
         self.q = self._compute()
@@ -386,7 +469,7 @@ class DtACI:
         s, a = float(score), self.alpha
         n = len(self._win)
         # beta_t: fraction of past scores >= s_t (largest level whose set covers s_t); 1 before any score
-        beta = (n - bisect.bisect_left(self._win.sorted, s)) / n if n else 1.0
+        beta = (n - self._win.count_less(s)) / n if n else 1.0
         diff = beta - self.experts
         loss = a * diff - np.minimum(0.0, diff)  # pinball loss at level alpha
         w = self.weights * np.exp(-self.eta * (loss - loss.min()))

@@ -45,11 +45,10 @@ def longest_miss_run(lo: np.ndarray, hi: np.ndarray, y: np.ndarray, burn_in: int
     """Length of the longest run of consecutive miscovered steps after burn-in."""
     start = burn_in + 1 if burn_in > 0 else 0
     miss = ~covered(lo, hi, y)[start:]
-    best = run = 0
-    for m in miss.tolist():
-        run = run + 1 if m else 0
-        best = max(best, run)
-    return best
+    if not miss.any():
+        return 0
+    edges = np.diff(np.concatenate([[0], miss.astype(np.int8), [0]]))  # +1 where a run starts, -1 after it ends
+    return int((np.flatnonzero(edges < 0) - np.flatnonzero(edges > 0)).max())
 
 
 def rolling_coverage(cov: np.ndarray, window: int = 50) -> np.ndarray:
