@@ -97,7 +97,7 @@ def test_run_dir_is_never_silently_overwritten(tmp_path: Path) -> None:
 def test_claims_table_and_readme_block() -> None:
     report = _report()
     table = claims_table(report.claims)
-    assert table.splitlines()[2] == "| coverage | 0.9 | 0.903 | |x-0.9|<=0.015 | holds (gated) |"
+    assert table.splitlines()[2] == r"| coverage | 0.9 | 0.903 | \|x-0.9\|<=0.015 | holds (gated) |"
     block = readme_block(report)
     assert block.splitlines()[0].startswith("<!-- results:quick begin")
     assert table in block

@@ -139,3 +139,12 @@ def test_device_choice_and_throughput() -> None:
 def test_gpu_precision_is_mixed() -> None:
     assert device.pick_precision("cuda") in ("bf16-mixed", "32-true")
     assert device.peak_flops("cuda") is None or device.peak_flops("cuda") > 1e12
+
+
+def test_torch_threads_restores_the_previous_count() -> None:
+    before = torch.get_num_threads()
+    with device.torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="thread count"), device.torch_threads(0):
+        pass

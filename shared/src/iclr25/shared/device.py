@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +69,25 @@ def configure_torch(device: str, threads: int | None = None) -> None:
     elif device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
+
+
+@contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Run a block with `n` intra-op torch threads, restoring the previous count afterwards.
+
+    Small models on a few CPU cores often run fastest on one thread; tests sharing one process must not
+    leak that setting into each other.
+    """
+    import torch
+
+    if n < 1:
+        raise ValueError(f"thread count must be >= 1, got {n}")
+    previous = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 def peak_flops(device: str) -> float | None:

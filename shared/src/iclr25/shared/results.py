@@ -221,7 +221,7 @@ def claims_table(claims: list[Claim], paper_column: bool = False, slug: str = ""
         ]
         if paper_column:
             cells.insert(0, slug)
-        rows.append("| " + " | ".join(cells) + " |")
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")  # "|x|" stays one cell
     return "\n".join(rows)
 
 
