@@ -167,10 +167,12 @@ def test_ddim_step_wrong_variants_are_detected() -> None:
     x0_hat = dyn_inverse((xt - s1a * e_mix) / sa, th)
     right = dyn(sap * x0_hat + s1ap * dyn_inverse(e_mix, th), th_p)
     remix_with_t = dyn(sap * x0_hat + s1ap * dyn_inverse(e_mix, th), th)
-    no_unmix = dyn(sap * x0_hat + s1ap * e_mix, th_p)
+    no_unmix = sap * dyn(x0_hat, th_p) + s1ap * e_mix  # mixed noise carried over without unmixing
+    double_mix = dyn(sap * x0_hat + s1ap * e_mix, th_p)  # mixed noise mixed a second time
     assert (right - target).abs().max() < 1e-5
     assert (remix_with_t - target).abs().max() > 0.02
     assert (no_unmix - target).abs().max() > 0.01
+    assert (double_mix - target).abs().max() > 0.1
 
 
 def test_clip_x0_changes_only_when_asked() -> None:

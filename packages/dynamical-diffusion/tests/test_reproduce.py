@@ -40,6 +40,9 @@ def test_exact_checks_values() -> None:
     assert checks["ddim_step_max_err"] <= 1e-5
     assert checks["dyn_variance_err"] <= 0.02
     assert 0.02 < checks["ddim_wrong_remix_err"] < 1.0
+    # The spec's sizes: ~0.08 for re-mixing with theta_bar_t, ~0.04 for not unmixing the noise.
+    assert 0.01 < checks["ddim_wrong_unmix_err"] < 0.2
+    assert checks["ddim_double_mix_err"] > checks["ddim_wrong_unmix_err"]
 
 
 def test_presets_and_validation() -> None:
