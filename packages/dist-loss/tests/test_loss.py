@@ -82,6 +82,10 @@ def test_bad_arguments(batch) -> None:
         DistLoss(dist_weighting="random")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="eps"):
         DistLoss(eps=0)
+    with pytest.raises(ValueError, match="needs pseudo_weights"):
+        DistLoss(dist_weighting="pseudo")(pred, target, pseudo)
+    with pytest.raises(ValueError, match="one entry per pseudo-label"):
+        DistLoss(dist_weighting="pseudo")(pred, target, pseudo, pseudo_weights=torch.ones(3))
 
 
 def test_focal_and_huber_values() -> None:

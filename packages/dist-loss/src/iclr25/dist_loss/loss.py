@@ -137,8 +137,13 @@ class DistLoss(nn.Module):
             sample = sample * weights
             if self.dist_weighting == "official":
                 dist = dist * weights  # weight of the sample at batch position j (official behaviour)
-        if self.dist_weighting == "pseudo" and pseudo_weights is not None:
-            dist = dist * pseudo_weights.reshape(-1).to(pred)
+        if self.dist_weighting == "pseudo":
+            if pseudo_weights is None:
+                raise ValueError('dist_weighting="pseudo" needs pseudo_weights (one weight per pseudo-label)')
+            pseudo_weights = torch.as_tensor(pseudo_weights).reshape(-1).to(pred)
+            if pseudo_weights.numel() != pred.numel():
+                raise ValueError(f"pseudo_weights must have one entry per pseudo-label, got {pseudo_weights.numel()}")
+            dist = dist * pseudo_weights
         total = self.lam * dist + sample
         reduce = torch.mean if self.reduction == "mean" else torch.sum
         if return_parts:
