@@ -32,6 +32,9 @@ def test_tiny_run_writes_report(tmp_path):
     assert (tmp_path / "r" / "fidelity_cosine.png").is_file()
     with pytest.raises(FileExistsError):
         run("quick", tmp_path / "r", config=config)
+    lean = dataclasses.replace(config, mlp=False, fidelity_fpi=False, gru_bptt=False, figures=False)
+    names = {c.name for c in run("ci", tmp_path / "lean", config=lean).claims}
+    assert "gru_hbp_k10_beats_fpi" in names and "gru_hbp_k10_near_bptt" not in names
 
 
 def test_config_validation():
