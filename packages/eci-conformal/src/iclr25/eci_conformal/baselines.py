@@ -453,6 +453,7 @@ class DtACI:
         self.weights = np.full(k, 1.0 / k)
         self.alpha_bar = self.alpha
         self._win = _SortedWindow(self.window_length)
+        self._q = INF  # no past scores yet
 
     def _quantile(self, level: float) -> float:
         if len(self._win) == 0 or level <= 0:
@@ -462,7 +463,7 @@ class DtACI:
     @property
     def threshold(self) -> float:
         """q_t."""
-        return self._quantile(self.alpha_bar)
+        return self._q
 
     def update(self, score: float) -> float:
         """Record s_t; return q_{t+1}."""
@@ -479,7 +480,8 @@ class DtACI:
         self.experts = self.experts + self.gammas * (a - err)
         self.alpha_bar = float(np.dot(self.weights, self.experts))
         self._win.push(s)
-        return self.threshold
+        self._q = self._quantile(self.alpha_bar)  # computed once per step
+        return self._q
 
 
 # ---------------------------------------------------------------------------------------------------
