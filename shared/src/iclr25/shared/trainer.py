@@ -29,6 +29,7 @@ def make_trainer(
     run_name: str | None = None,
     config: dict[str, Any] | None = None,
     seed: int | None = 0,
+    threads: int | None = None,
     checkpoint: bool = False,
     progress_bar: bool | None = None,
     callbacks: list[Any] | None = None,
@@ -41,7 +42,7 @@ def make_trainer(
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     accelerator = pick_device(device)
-    configure_torch(accelerator)
+    configure_torch(accelerator, threads)  # CPU: `threads` intra-op threads (default: every core)
     if seed is not None:
         seed_everything(seed)
     if progress_bar is None:
