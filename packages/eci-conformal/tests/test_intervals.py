@@ -35,6 +35,12 @@ def test_abs_score_and_factory(series):
     np.testing.assert_allclose(hi - yhat, yhat - lo)
     with pytest.raises(ValueError, match="score"):
         interval_from_scores("eci", y, yhat, 0.1, lr=0.1, score="cqr")  # type: ignore[arg-type]
+    bad = y.copy()
+    bad[7] = np.nan
+    with pytest.raises(ValueError, match="y must be finite; got nan at index 7"):
+        interval_from_scores("eci", bad, yhat, 0.1, lr=0.1)
+    with pytest.raises(ValueError, match="yhat must be finite"):
+        OnlineIntervals("eci", 0.1, lr=0.1).fit_predict(y, np.full_like(y, np.inf))
 
 
 def test_streaming_wrapper_equals_batch(series):

@@ -118,9 +118,11 @@ def test_bad_arguments(kwargs, match):
         ECI(**kwargs)
 
 
-def test_run_online_rejects_2d():
+def test_run_online_rejects_2d_and_non_finite():
     with pytest.raises(ValueError, match="1-D"):
         run_online(ECI(), np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="finite; got nan at index 2"):
+        run_online(ECI(), np.array([0.1, 0.2, np.nan, np.inf]))
 
 
 @pytest.mark.parametrize("variant", ["basic", "integral"])

@@ -83,6 +83,18 @@ def make_method(name: str, alpha: float, lr: float | None = None, *, window: int
 MethodSpec = str | Callable[[float], OnlineMethod]
 
 
+def _series(y: np.ndarray, yhat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Validate observations and forecasts: finite 1-D float arrays of one length."""
+    y, yhat = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
+    if y.shape != yhat.shape or y.ndim != 1:
+        raise ValueError(f"y and yhat must be 1-D of one length, got {y.shape} and {yhat.shape}")
+    for name, arr in (("y", y), ("yhat", yhat)):
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            raise ValueError(f"{name} must be finite; got {arr[bad[0]]} at index {bad[0]} ({bad.size} non-finite)")
+    return y, yhat
+
+
 def _factory(method: MethodSpec, lr: float | None, window: int, kw: dict[str, Any]) -> Callable[[float], OnlineMethod]:
     if isinstance(method, str):
         return lambda a: make_method(method, a, lr, window=window, **kw)
@@ -104,9 +116,7 @@ def interval_from_scores(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Online intervals [lo_t, hi_t] for y_t around yhat_t; `method` is a name or a factory alpha -> method."""
     alpha = check_alpha(alpha)
-    y, yhat = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
-    if y.shape != yhat.shape or y.ndim != 1:
-        raise ValueError(f"y and yhat must be 1-D of one length, got {y.shape} and {yhat.shape}")
+    y, yhat = _series(y, yhat)
     make = _factory(method, lr, window, kw)
     if score == "signed":
         q_lo = run_online(make(alpha / 2), yhat - y)
@@ -167,9 +177,7 @@ class OnlineIntervals:
     def fit_predict(self, y: np.ndarray, yhat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Run a whole series from a fresh state; return (lo, hi) arrays."""
         self.reset()
-        y, yhat = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
-        if y.shape != yhat.shape or y.ndim != 1:
-            raise ValueError(f"y and yhat must be 1-D of one length, got {y.shape} and {yhat.shape}")
+        y, yhat = _series(y, yhat)
         lo, hi = np.empty_like(y), np.empty_like(y)
         for t, (a, b) in enumerate(zip(y.tolist(), yhat.tolist(), strict=True)):
             lo[t], hi[t] = self.predict_interval(b)

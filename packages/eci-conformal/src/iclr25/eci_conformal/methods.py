@@ -247,6 +247,9 @@ def run_online(method: OnlineMethod, scores: Iterable[float]) -> np.ndarray:
     scores = np.asarray(scores, dtype=float)
     if scores.ndim != 1:
         raise ValueError(f"scores must be a 1-D array, got shape {scores.shape}")
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if bad.size:
+        raise ValueError(f"scores must be finite; got {scores[bad[0]]} at index {bad[0]} ({bad.size} non-finite)")
     out = np.empty(scores.shape[0])
     update = method.update
     for t, s in enumerate(scores.tolist()):
