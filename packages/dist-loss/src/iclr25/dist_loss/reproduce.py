@@ -29,10 +29,10 @@ GATE_METHODS = ("l1", "dist")
 
 @dataclass(frozen=True)
 class Config:
-    """Quick: `iclr25-dist-loss reproduce --scale quick` (~1-2 min on 2 CPU cores): RRT+Dist few-shot MAE ~0.8x RRT+L1.
+    """Quick: `iclr25-dist-loss reproduce --scale quick` (2-4 min on 2 CPU cores): RRT+Dist few-shot MAE ~0.8x RRT+L1.
 
-    Full: `iclr25-dist-loss reproduce --scale full` (one GPU, ~30 min): the same protocol on 16x the
-    data with the paper's 90-epoch schedule (LR x0.1 at epochs 60 and 80).
+    Full: `iclr25-dist-loss reproduce --scale full` (one GPU, an estimated ~45 min, not measured): the same
+    protocol on 16x the data with the paper's 90-epoch schedule (LR x0.1 at epochs 60 and 80).
     """
 
     seeds: int = 3
