@@ -52,6 +52,7 @@ def test_simulate(tmp_path: Path) -> None:
         (["train", "steps=abc"], "steps expects int"),
         (["sample", "--checkpoint", "missing.pt", "--out", "x"], "does not exist"),
         (["eval", "--run", "missing"], "does not exist"),
+        (["sample", "--checkpoint", "BAD", "--out", "x"], "is not a model.pt written by `train`"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
@@ -59,6 +60,9 @@ def test_bad_input_is_one_line_and_exit_2(
 ) -> None:
     if argv[0] == "train":
         argv = [*argv, "--out", str(tmp_path / "run")]
+    if "BAD" in argv:  # a file that exists but is not a checkpoint
+        (tmp_path / "bad.pt").write_text("not a checkpoint")
+        argv = [str(tmp_path / "bad.pt") if a == "BAD" else a for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert message in err

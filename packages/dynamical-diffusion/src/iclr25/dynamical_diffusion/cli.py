@@ -111,15 +111,20 @@ def _sample(args) -> int:
 
     if not args.checkpoint.is_file():
         raise CliError(f"checkpoint {args.checkpoint} does not exist")
-    ckpt = torch.load(args.checkpoint, map_location="cpu", weights_only=False)
-    cfg = dict(ckpt["config"])
-    cfg["ch_mult"] = tuple(cfg["ch_mult"])
-    config = Config(**cfg)
+    try:  # weights_only: a model.pt holds only a config dict, the seed and tensors
+        ckpt = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
+        cfg = dict(ckpt["config"])
+        cfg["ch_mult"] = tuple(cfg["ch_mult"])
+        config = Config(**cfg)
+        model = make_model(config, config.gamma_ratio)
+        model.net.load_state_dict(ckpt["state_dict"])
+        seed = int(ckpt["seed"])
+    except Exception as e:  # any unreadable or foreign file becomes one clear line
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise CliError(f"checkpoint {args.checkpoint} is not a model.pt written by `train` ({first})") from e
     dev = pick_device(args.device)
-    model = make_model(config, config.gamma_ratio)
-    model.net.load_state_dict(ckpt["state_dict"])
     model = model.to(dev).eval()
-    _, test_np = make_data(config, ckpt["seed"])
+    _, test_np = make_data(config, seed)
     test = torch.from_numpy(test_np).to(dev)
     n_samples = args.n_samples or config.n_samples
     ddim = args.ddim_steps or config.ddim_steps
