@@ -210,6 +210,35 @@ def test_loss_is_scalar_and_backpropagates() -> None:
     assert all(p.grad is not None for p in dd.net.parameters())
 
 
+def test_loss_targets_the_mixed_noise_on_all_frames() -> None:
+    """Loss (6) = mean over all frames of (net(x_t, t, clean context) - Dyn_{theta_bar_t}(eps))^2."""
+    seen: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+    class Recorder(torch.nn.Module):
+        def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+            seen.append((x.clone(), t.clone()))
+            return 0.1 * x[:, :, :1]
+
+    dd = DynamicalDiffusion(Recorder(), gamma_ratio=0.5, n_context=2)
+    x0 = torch.randn(6, 5, 1, 8, generator=torch.Generator().manual_seed(1))
+    loss = dd.loss(x0, generator=torch.Generator().manual_seed(7))
+    g = torch.Generator().manual_seed(7)  # replay the loss's draws: t first, then the noise
+    t = torch.randint(0, 1000, (6,), generator=g)
+    eps = torch.randn(x0.shape, generator=g)
+    th = dd.theta_bar[t]
+    view = (-1, 1, 1, 1)
+    eps_mix = torch.stack([reference.dyn_loop(eps[b : b + 1], float(th[b]))[0] for b in range(6)])
+    x0_mix = torch.stack([reference.dyn_loop(x0[b : b + 1], float(th[b]))[0] for b in range(6)])
+    xt = dd.abar[t].sqrt().float().reshape(view) * x0_mix + (1 - dd.abar[t]).sqrt().float().reshape(view) * eps_mix
+    inp, t_seen = seen[0]
+    assert torch.equal(t_seen, t)
+    torch.testing.assert_close(inp[:, :, :1], xt, atol=1e-5, rtol=1e-5)
+    assert torch.equal(inp[:, :2, 1:2], x0[:, :2])  # clean context as conditioning
+    torch.testing.assert_close(loss, ((0.1 * xt - eps_mix) ** 2).mean(), atol=1e-6, rtol=1e-5)
+    # Plain eps as the target would give a different loss.
+    assert (loss - ((0.1 * xt - eps) ** 2).mean()).abs() > 1e-3
+
+
 def test_condition_input_layout() -> None:
     xt = torch.randn(2, 5, 1, 8)
     cond = torch.randn(2, 2, 1, 8)
