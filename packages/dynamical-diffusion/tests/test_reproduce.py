@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from iclr25.dynamical_diffusion.reproduce import PRESETS, Config, exact_checks, run
+from iclr25.dynamical_diffusion.reproduce import PRESETS, Config, _command, exact_checks, run
+from iclr25.shared.cli import build_config
 from iclr25.shared.results import Report
 
 
@@ -63,3 +65,11 @@ def test_existing_run_folder_is_not_overwritten(tmp_path: Path) -> None:
     (tmp_path / "r" / "results.json").write_text("{}")
     with pytest.raises(FileExistsError, match="overwrite"):
         run("ci", tmp_path / "r")
+
+
+def test_report_command_names_the_overrides() -> None:
+    assert _command("quick", PRESETS["quick"]) == "iclr25-dynamical-diffusion reproduce --scale quick"
+    changed = replace(PRESETS["bench"], seeds=1, ch_mult=(1, 2))
+    command = _command("bench", changed)
+    assert command == "iclr25-dynamical-diffusion reproduce --scale bench ch_mult=1,2 seeds=1"
+    assert build_config(PRESETS["bench"], None, command.split()[4:]) == changed  # the command reruns that config

@@ -425,13 +425,26 @@ def _build_report(
         metrics=metrics,
         config=asdict(config),
         throughput=throughput,
-        command=f"iclr25-{SLUG} reproduce --scale {scale}",
+        command=_command(scale, config),
         notes=(
             "Sampled frames/s counts future frames of every ensemble member (DDIM "
             f"{config.ddim_steps} steps). The benchmark claims are reported, not gated: seed noise is larger "
             "than the DyDiff-DPM gap at this scale."
         ),
     )
+
+
+def _command(scale: str, config: Config) -> str:
+    """The CLI command that reruns this report: the preset plus a key=value override per changed field."""
+    command = f"iclr25-{SLUG} reproduce --scale {scale}"
+    if scale not in PRESETS:
+        return command
+    base = asdict(PRESETS[scale])
+    for key, value in asdict(config).items():
+        if value != base[key]:
+            text = ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+            command += f" {key}={text}"
+    return command
 
 
 def _figures(run_dir: Path, config: Config, data: dict[str, Any], per_seed: list[dict[str, Any]]) -> list[str]:
