@@ -38,8 +38,8 @@ def test_delta_rule_chunked_equals_recurrent(dtype, T):
     w = torch.randn_like(o_ref)
     g_ref = torch.autograd.grad((o_ref * w).sum() + s_ref.sum(), (q, k, v, beta))
     g_fast = torch.autograd.grad((o_fast * w).sum() + s_fast.sum(), (q, k, v, beta))
-    for a, b in zip(g_ref, g_fast, strict=True):
-        assert (a - b).abs().max() <= 10 * tol
+    for a, b in zip(g_ref, g_fast, strict=True):  # gradients to the same tolerance as the outputs
+        assert (a - b).abs().max() <= tol
 
 
 def test_delta_rule_initial_state_and_beta_zero_padding():
@@ -85,18 +85,20 @@ def test_selective_scan_equals_loop(eig_range):
     B, T, E, N = 2, 37, 6, 4
     x = torch.randn(B, T, E, generator=g, dtype=torch.float64).requires_grad_()
     delta = torch.nn.functional.softplus(torch.randn(B, T, E, generator=g, dtype=torch.float64)).requires_grad_()
-    A = -torch.exp(torch.randn(E, N, generator=g, dtype=torch.float64))
-    Bm = torch.randn(B, T, N, generator=g, dtype=torch.float64)
-    Cm = torch.randn(B, T, N, generator=g, dtype=torch.float64)
-    D = torch.ones(E, dtype=torch.float64)
-    ref = selective_scan_reference(x, delta, A, Bm, Cm, D, eig_range)
+    A = (-torch.exp(torch.randn(E, N, generator=g, dtype=torch.float64))).requires_grad_()
+    Bm = torch.randn(B, T, N, generator=g, dtype=torch.float64).requires_grad_()
+    Cm = torch.randn(B, T, N, generator=g, dtype=torch.float64).requires_grad_()
+    D = torch.ones(E, dtype=torch.float64).requires_grad_()
+    inputs = (x, delta, A, Bm, Cm, D)
+    ref = selective_scan_reference(*inputs, eig_range)
+    w = torch.randn_like(ref)
+    g1 = torch.autograd.grad((ref * w).sum(), inputs)
     for method in ("assoc", "chunk"):
-        fast = selective_scan(x, delta, A, Bm, Cm, D, eig_range, method=method)
+        fast = selective_scan(*inputs, eig_range, method=method)
         assert (ref - fast).abs().max() <= 1e-9
-        g1 = torch.autograd.grad(ref.sum(), (x, delta), retain_graph=True)
-        g2 = torch.autograd.grad(fast.sum(), (x, delta))
-        for u, w in zip(g1, g2, strict=True):
-            assert (u - w).abs().max() <= 1e-8
+        g2 = torch.autograd.grad((fast * w).sum(), inputs)
+        for u, v in zip(g1, g2, strict=True):
+            assert (u - v).abs().max() <= 1e-9
 
 
 def test_mamba_transition_ranges():

@@ -34,6 +34,12 @@ def test_presets_and_bad_scale(tmp_path):
         Config(grid_tasks=("dyck",))
     with pytest.raises(ValueError, match="eval_min_len"):
         Config(eval_min_len=300)
+    with pytest.raises(ValueError, match="speed_T must be >= 0"):
+        Config(speed_T=-3)
+    with pytest.raises(ValueError, match="fig1_dim must be >= 1"):
+        Config(fig1_dim=0)
+    with pytest.raises(ValueError, match="divisible"):
+        Config(grid_models=("deltanet",), grid_d_model=30, grid_heads=4)
 
 
 def test_tiny_run_writes_report(tmp_path):

@@ -48,3 +48,23 @@ def test_train_config_rejects_bad_values():
         TrainConfig(model="rwkv")
     with pytest.raises(ValueError, match="schedule"):
         TrainConfig(schedule="linear")
+    with pytest.raises(ValueError, match="n_heads must be >= 1"):
+        TrainConfig(n_heads=0)
+    with pytest.raises(ValueError, match="divisible"):
+        TrainConfig(model="transformer", d_model=30, n_heads=4)
+    with pytest.raises(ValueError, match="lr must be > 0"):
+        TrainConfig(lr=-1.0)
+    with pytest.raises(ValueError, match="warmup must be >= 0"):
+        TrainConfig(warmup=-5)
+    with pytest.raises(ValueError, match="min_lr_ratio"):
+        TrainConfig(min_lr_ratio=-2.0)
+
+
+def test_bad_checkpoint_and_eval_size_rejected(tmp_path):
+    path = tmp_path / "garbage.pt"
+    path.write_text("not a checkpoint\n")
+    with pytest.raises(ValueError, match="not a checkpoint"):
+        load_checkpoint(path)
+    model = torch.nn.Identity()
+    with pytest.raises(ValueError, match="n and batch_size must be >= 1"):
+        evaluate(model, "parity", n=0)

@@ -80,9 +80,26 @@ class Config:
             raise ValueError(f"grid_tasks must be drawn from {', '.join(tasks)}; got {bad}")
         if bad := [m for m in self.grid_models if m not in models]:
             raise ValueError(f"grid_models must be drawn from {', '.join(models)}; got {bad}")
-        for name in ("fig1_steps", "fig1_seeds", "grid_seeds", "eval_n", "speed_reps"):
+        positive = ("fig1_dim", "fig1_steps", "fig1_batch", "fig1_seeds", "grid_seeds", "grid_d_model", "grid_layers")
+        positive += (
+            "grid_heads",
+            "grid_batch",
+            "grid_steps_parity",
+            "grid_steps_mod",
+            "eval_n",
+            "speed_reps",
+            "threads",
+        )
+        for name in positive:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("grid_warmup_parity", "grid_warmup_mod", "grid_wd_parity", "grid_wd_mod", "speed_T", "log_every"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not (self.fig1_lr > 0 and self.grid_lr > 0):
+            raise ValueError(f"fig1_lr and grid_lr must be > 0, got {self.fig1_lr}, {self.grid_lr}")
+        if {"deltanet", "transformer"} & set(self.grid_models) and self.grid_d_model % self.grid_heads:
+            raise ValueError(f"grid_d_model ({self.grid_d_model}) must be divisible by grid_heads ({self.grid_heads})")
         if not 1 <= self.eval_min_len <= self.eval_max_len <= 256:
             raise ValueError(
                 f"need 1 <= eval_min_len <= eval_max_len <= 256, got {self.eval_min_len}, {self.eval_max_len}"

@@ -9,6 +9,7 @@ ignore_index -1; AdamW, linear warmup then cosine decay to lr·1e-3; test on len
 from __future__ import annotations
 
 import math
+import pickle
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -56,9 +57,18 @@ class TrainConfig:
         object.__setattr__(self, "eig_range", parse_eig_range(self.eig_range))
         if self.schedule not in ("cosine", "constant"):
             raise ValueError(f"schedule must be 'cosine' or 'constant', got {self.schedule!r}")
-        for name in ("steps", "batch_size", "eval_n", "eval_batch", "d_model", "n_layers"):
+        for name in ("steps", "batch_size", "eval_n", "eval_batch", "d_model", "n_layers", "n_heads"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.model in ("deltanet", "transformer") and self.d_model % self.n_heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+        for name in ("weight_decay", "warmup", "grad_clip", "eval_seed", "seed"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not 0 <= self.min_lr_ratio <= 1:
+            raise ValueError(f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio}")
 
 
 @dataclass
@@ -123,6 +133,8 @@ def evaluate(
 ) -> dict[str, Any]:
     """Scaled accuracy at the answer position over `n` fresh sequences with lengths in `lengths`, plus per-sample data."""
     task = get_task(task) if isinstance(task, str) else task
+    if n < 1 or batch_size < 1:
+        raise ValueError(f"n and batch_size must be >= 1, got n={n}, batch_size={batch_size}")
     rng = np.random.default_rng(seed)
     was_training = model.training
     model.eval()
@@ -196,8 +208,12 @@ def save_checkpoint(result: TrainResult, path: Any) -> None:
 
 def load_checkpoint(path: Any, device: str = "cpu") -> tuple[nn.Module, TrainConfig]:
     """Rebuild a model saved by `save_checkpoint`."""
-    data = torch.load(path, map_location=device, weights_only=True)
-    cfg = TrainConfig(**data["config"])
+    try:
+        data = torch.load(path, map_location=device, weights_only=True)
+        cfg = TrainConfig(**data["config"])
+    except (pickle.UnpicklingError, RuntimeError, EOFError, KeyError, TypeError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"{path} is not a checkpoint written by `train` ({first})") from None
     model = make_model(cfg).to(device)
     model.load_state_dict(data["state_dict"])
     return model, cfg
