@@ -27,7 +27,7 @@ class Config:
 
     Reaches: cosine(HBP k=4, BP) ≈ 0.99 at init, BP and HBP k ∈ {0, 4} all train the MLP to ≈ 0.97 accuracy,
     and the GRU at k = 10 ≈ 0.79 accuracy, well above FPI(10) ≈ 0.64, below BPTT ≈ 0.85.
-    The `ci` preset (the claim gate, ~100 s on 2 idle cores) is quick without the MLP training.
+    The `ci` preset (the claim gate, ~95 s CPU on 2 busy cores) is quick without the MLP training, BPTT and FPI fidelity.
     """
 
     seeds: int = 1  # spec §6a asks for 2; one keeps the quick run within ~25 min on 2 shared CPU cores
