@@ -5,13 +5,15 @@ Table 3, independent evaluators, and a loader for word-problem CSV files (Merril
 
 Every generator returns `(tokens int64 [B, context], mask bool [B, context])` with exactly one supervised position per
 sequence (the answer). Sequences are drawn with a NumPy generator; the official per-sample seeding (`base_seed + i`) is
-not reproduced bit for bit (see the README).
+not reproduced bit for bit (see the README); the bracket sampler takes its random integers from blocks of
+uniforms, which keeps the per-sample recursion fast.
 """
 
 from __future__ import annotations
 
 import csv
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,17 +95,29 @@ def modular_arithmetic(
     return torch.from_numpy(tokens).long(), torch.from_numpy(mask)
 
 
-def _bracket_expression(n: int, rng: np.random.Generator, mult: bool) -> tuple[list[int], int]:
-    """A random bracketed expression of exactly n tokens and its value mod 5."""
+def _bracket_expression(n: int, draw: Callable[[int], int], mult: bool) -> tuple[list[int], int]:
+    """A random bracketed expression of exactly n tokens and its value mod 5; draw(k) is uniform on {0..k-1}."""
     if n < 5:
-        d = int(rng.integers(0, 5))
+        d = draw(5)
         return [[d], [6, d], [8, d, 9], [8, 6, d, 9]][n - 1], (d if n in (1, 3) else (-d) % 5)
-    left = int(rng.integers(1, n - 3))  # U{1..n-4}
-    lt, lv = _bracket_expression(left, rng, mult)
-    rt, rv = _bracket_expression(n - left - 3, rng, mult)
-    op = int(rng.integers(0, 3 if mult else 2))
+    left = 1 + draw(n - 4)  # U{1..n-4}
+    lt, lv = _bracket_expression(left, draw, mult)
+    rt, rv = _bracket_expression(n - left - 3, draw, mult)
+    op = draw(3 if mult else 2)
     value = [(lv + rv) % 5, (lv - rv) % 5, (lv * rv) % 5][op]
     return [8, *lt, 5 + op, *rt, 9], value
+
+
+def _uniform_ints(rng: np.random.Generator, block: int = 4_096) -> Callable[[int], int]:
+    """draw(k) uniform on {0..k-1} from uniforms drawn in blocks (scalar NumPy calls dominate the bracket sampler)."""
+    buffer: list[float] = []
+
+    def draw(k: int) -> int:
+        if not buffer:
+            buffer.extend(rng.random(block).tolist()[::-1])
+        return min(int(buffer.pop() * k), k - 1)
+
+    return draw
 
 
 def modular_arithmetic_brackets(
@@ -119,11 +133,12 @@ def modular_arithmetic_brackets(
     if max_len < 5 or context_length < 5:
         raise ValueError(f"brackets need max_len >= 5 and context_length >= 5, got {max_len}, {context_length}")
     rng = _rng(seed)
+    lengths = np.maximum(rng.integers(min_len, max_len + 1, size=batch_size), 5)  # L = max(U{min..max}, 5)
+    draw = _uniform_ints(rng)
     tokens = np.full((batch_size, context_length), BRA_PAD, dtype=np.int64)
     mask = np.zeros((batch_size, context_length), dtype=bool)
-    for i in range(batch_size):
-        L = max(int(rng.integers(min_len, max_len + 1)), 5)
-        expr, value = _bracket_expression(L - 3, rng, mult)
+    for i, L in enumerate(lengths.tolist()):
+        expr, value = _bracket_expression(L - 3, draw, mult)
         tokens[i, : L - 1] = [*expr, BRA_EQ, value]
         mask[i, L - 2] = True
     return torch.from_numpy(tokens), torch.from_numpy(mask)

@@ -138,12 +138,14 @@ def s5_lrnn(inputs: Tensor, perms: np.ndarray) -> Tensor:
     inputs (B, T) element ids into `perms`; returns the ids of p_t = g_t ∘ ... ∘ g_1, (B, T).
     """
     mats = torch.stack([product(permutation_to_householders(p), len(p)) for p in perms])  # (G, n, n)
-    index = {tuple(p.tolist()): i for i, p in enumerate(perms)}
     n = perms.shape[1]
+    weights = n ** torch.arange(n)  # a permutation row as a base-n number, for a table lookup
+    lookup = torch.full((n**n,), -1, dtype=torch.long)
+    lookup[torch.from_numpy(perms) @ weights] = torch.arange(len(perms))
     h = torch.arange(n, dtype=torch.float64).expand(inputs.shape[0], n)  # h_0 = (0, 1, ..., n-1)
     out = torch.empty_like(inputs)
     for t in range(inputs.shape[1]):
         h = (mats[inputs[:, t]] @ h[..., None])[..., 0]  # h = P(p_t) h_0: h[p_t[x]] = x
         decoded = torch.argsort(h.round(), dim=-1)  # p_t = argsort of the inverse permutation
-        out[:, t] = torch.tensor([index[tuple(row)] for row in decoded.tolist()])
+        out[:, t] = lookup[decoded @ weights]
     return out

@@ -148,7 +148,7 @@ def evaluate(
         pos = sel.float().argmax(1)  # the answer position (one per sequence)
         rows = torch.arange(len(pos), device=device)
         correct.append((logits[rows, pos].argmax(-1) == targets[rows, pos]).cpu())
-        seq_lengths.append((pos + 2).cpu())  # answer position in the target + shift = length - 1 (-2 for brackets)
+        seq_lengths.append((pos + 2).cpu())  # target index + 2 = sequence length L (L - 1 for brackets)
     model.train(was_training)
     ok = torch.cat(correct).float()
     acc = ok.mean().item()
