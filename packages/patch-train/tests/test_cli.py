@@ -36,9 +36,11 @@ def test_cost_prints_plan(capsys):
         (["reproduce", "--scale", "ci", "lam=1.5"], "lam must lie in (0, 1)"),
         (["eval", "--ckpt", "no/such/folder"], "not a saved model folder"),
         (["train", "--corpus", "no-such-corpus", "--steps", "4"], "unknown corpus"),
+        (["train", "--model", "7b", "--steps", "4"], "unknown model size '7b'"),
+        (["train", "--T", "60", "--steps", "4"], "must be a multiple of K*T=240"),
         (["tokenize", "--corpus", "no/such/shards", "--out", "t.bin"], "does not exist"),
     ],
-    ids=["lam>1", "lam-text", "K0", "scale", "override-key", "override-value", "eval-ckpt", "corpus", "tokenize"],
+    ids=["lam>1", "lam-txt", "K0", "scale", "key", "value", "eval-ckpt", "corpus", "model", "T", "tok"],
 )
 def test_bad_input_one_line_exit_2(argv, message, capsys, tmp_path):
     if argv[0] == "train":

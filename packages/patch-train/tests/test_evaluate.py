@@ -44,6 +44,10 @@ def test_load_task_formats(tmp_path):
         load_mc_task(bad)
     with pytest.raises(ValueError, match="unknown task format"):
         load_mc_task(_write(tmp_path / "odd.jsonl", [{"foo": 1}]))
+    with pytest.raises(ValueError, match=r"missing\.jsonl:1: piqa record lacks the field 'sol2'"):
+        load_mc_task(_write(tmp_path / "missing.jsonl", [{"goal": "g", "sol1": "a", "label": 0}]))
+    with pytest.raises(ValueError, match=r"list\.jsonl:1: expected a JSON object"):
+        load_mc_task(_write(tmp_path / "list.jsonl", [[1, 2]]))
 
 
 class _Oracle(torch.nn.Module):

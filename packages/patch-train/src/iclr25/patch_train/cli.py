@@ -104,18 +104,22 @@ def _cost(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
+    if args.K < 1 or args.steps < 2:  # checked before the heavy imports: bad input fails fast
+        raise ValueError("--K must be >= 1 and --steps >= 2")
+    if args.T < 2 or args.tokens_per_step % (args.K * args.T):
+        raise ValueError(f"--tokens-per-step={args.tokens_per_step} must be a multiple of K*T={args.K * args.T} (T>=2)")
     import torch
 
     from iclr25.patch_train.baselines import comparison_plans
     from iclr25.patch_train.data import TokenStream, corpus_texts, encode_documents, shuffle_chunks
     from iclr25.patch_train.evaluate import evaluate_nll
-    from iclr25.patch_train.patch import make_llama
+    from iclr25.patch_train.patch import MODEL_SIZES, make_llama
     from iclr25.patch_train.reproduce import Config, _tokenizer
     from iclr25.patch_train.train import OptimConfig, train_two_stage
     from iclr25.shared.results import atomic_write_json, prepare_run_dir
 
-    if args.K < 1 or args.steps < 2:
-        raise ValueError("--K must be >= 1 and --steps >= 2")
+    if args.model not in MODEL_SIZES:
+        raise ValueError(f"unknown model size {args.model!r}; allowed: {', '.join(MODEL_SIZES)}")
     cfg = Config(seeds=1, model=args.model, corpus=args.corpus, tokenizer=args.tokenizer, T=args.T, K=args.K,
                  lam=args.lam if 0 < args.lam < 1 else 0.5, tokens_per_step=args.tokens_per_step)  # fmt: skip
     warmup = int(args.warmup) if args.warmup >= 1 else args.warmup
@@ -182,6 +186,8 @@ def _eval(args: argparse.Namespace) -> int:
 
     if not (args.ckpt / "config.json").is_file():
         raise ValueError(f"{args.ckpt} is not a saved model folder (no config.json)")
+    if args.task is not None and not args.task.is_file():
+        raise ValueError(f"task file {args.task} does not exist")
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(args.ckpt).to(pick_device(args.device))

@@ -79,33 +79,42 @@ def load_mc_task(path: str | Path, fmt: str = "auto") -> list[MCItem]:
         except json.JSONDecodeError as e:
             raise ValueError(f"{path}:{n}: not valid JSON ({e.msg})") from None
         kind = fmt if fmt != "auto" else _guess_format(rec)
-        if kind == "hellaswag":
-            ctx = rec["ctx"] if "ctx" in rec else rec["ctx_a"] + " " + rec["ctx_b"].capitalize()
-            items.append(MCItem(ctx, tuple(" " + e for e in rec["endings"]), int(rec["label"])))
-        elif kind == "piqa":
-            items.append(
-                MCItem(f"Question: {rec['goal']}\nAnswer:", (" " + rec["sol1"], " " + rec["sol2"]), int(rec["label"]))
-            )
-        elif kind == "arc":
-            q = rec["question"]
-            labels = [c["label"] for c in q["choices"]]
-            if rec["answerKey"] not in labels:
-                raise ValueError(f"{path}:{n}: answerKey {rec['answerKey']!r} is not one of {labels}")
-            items.append(
-                MCItem(
-                    f"Question: {q['stem']}\nAnswer:",
-                    tuple(" " + c["text"] for c in q["choices"]),
-                    labels.index(rec["answerKey"]),
-                )
-            )
-        else:
-            raise ValueError(f"{path}:{n}: unknown task format {kind!r}; allowed: hellaswag, piqa, arc")
+        try:
+            items.append(_mc_item(rec, kind))
+        except KeyError as e:
+            raise ValueError(f"{path}:{n}: {kind} record lacks the field {e.args[0]!r}") from None
+        except ValueError as e:
+            raise ValueError(f"{path}:{n}: {e}") from None
         if not 0 <= items[-1].label < len(items[-1].choices):
             raise ValueError(f"{path}:{n}: label {items[-1].label} out of range for {len(items[-1].choices)} choices")
     return items
 
 
-def _guess_format(rec: dict[str, Any]) -> str:
+def _mc_item(rec: dict[str, Any], kind: str) -> MCItem:
+    """One task record in its released format as an `MCItem` (KeyError if a field is missing)."""
+    if not isinstance(rec, dict):
+        raise ValueError(f"expected a JSON object, got {type(rec).__name__}")
+    if kind == "hellaswag":
+        ctx = rec["ctx"] if "ctx" in rec else rec["ctx_a"] + " " + rec["ctx_b"].capitalize()
+        return MCItem(ctx, tuple(" " + e for e in rec["endings"]), int(rec["label"]))
+    if kind == "piqa":
+        return MCItem(f"Question: {rec['goal']}\nAnswer:", (" " + rec["sol1"], " " + rec["sol2"]), int(rec["label"]))
+    if kind == "arc":
+        q = rec["question"]
+        labels = [c["label"] for c in q["choices"]]
+        if rec["answerKey"] not in labels:
+            raise ValueError(f"answerKey {rec['answerKey']!r} is not one of {labels}")
+        return MCItem(
+            f"Question: {q['stem']}\nAnswer:",
+            tuple(" " + c["text"] for c in q["choices"]),
+            labels.index(rec["answerKey"]),
+        )
+    raise ValueError(f"unknown task format {kind!r}; allowed: hellaswag, piqa, arc")
+
+
+def _guess_format(rec: Any) -> str:
+    if not isinstance(rec, dict):
+        return "unknown"
     if "endings" in rec:
         return "hellaswag"
     if "sol1" in rec:
