@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from iclr25.lrnn_state_tracking.baselines import ALL_MODELS, build_model
-from iclr25.lrnn_state_tracking.models import DeltaNetLayer, DiagonalLRNN, MambaLayer
+from iclr25.lrnn_state_tracking.models import DeltaNetLayer, DiagonalLRNN, FullMatrixLRNN, MambaLayer
 
 
 @pytest.mark.parametrize(("eig_range", "hi"), [("[-1,1]", 2.0), ("[0,1]", 1.0)])
@@ -100,3 +100,17 @@ def test_build_model_rejects_unknown():
         build_model("rwkv", 5)
     with pytest.raises(ValueError, match="divisible"):
         DeltaNetLayer(10, 3)
+
+
+def test_full_matrix_lrnn_follows_its_recurrence():
+    torch.manual_seed(4)
+    layer = FullMatrixLRNN(4).double()
+    x = torch.randn(2, 3, 4, dtype=torch.float64)
+    h = layer(x)
+    A = layer.w_a(x).view(2, 3, 4, 4) / 2  # reshape(W_A x) / sqrt(d)
+    Bx = layer.w_b(x) * x  # Diag(W_b x + b_b) x
+    expected = Bx[:, 0]
+    assert torch.allclose(h[:, 0], expected, atol=1e-12)
+    for t in (1, 2):
+        expected = (A[:, t] @ expected[..., None])[..., 0] + Bx[:, t]
+        assert torch.allclose(h[:, t], expected, atol=1e-12)

@@ -6,7 +6,7 @@ arXiv 2411.12537), with the paper's eigenvalue-range switch.
 - `MambaLayer`: Mamba-1 mixer, Ā = exp(ΔA) on [0, 1] or 2·exp(ΔA) - 1 on [-1, 1] (§4, "Mamba"); nothing else changes.
 - `DeltaNetLayer`: DeltaNet mixer, A = I - β k kᵀ with β = σ(w_βᵀx) on [0, 1] or 2σ(w_βᵀx) on [-1, 1] (§4, "DeltaNet");
   the same β scales the write term β k vᵀ. Keys are L2-normalised so the eigenvalue 1 - β‖k‖² stays in (-1, 1].
-- `FullMatrixLRNN`: dense, unconstrained A(x) (the "full matrix simple" S5 reference of App. E).
+- `FullMatrixLRNN`: dense, unconstrained A(x), B(x) as in Figure 1 (the "full matrix simple" S5 reference of App. E).
 - `LRNNForSequenceTasks`: embedding → pre-norm residual blocks (mixer + SwiGLU MLP for DeltaNet) → head.
 
 Block layout, norms and inits follow the official configs (spec §3.2, §3.3, §3.6); deliberate differences are listed in
@@ -197,7 +197,10 @@ class MambaLayer(nn.Module):
 
 
 class FullMatrixLRNN(nn.Module):
-    """Dense LRNN with unconstrained A(x) = reshape(W_A x)/√d and h_t = A(x_t) h_{t-1} + W_B x_t (App. E, S5 reference)."""
+    """Dense LRNN h_t = A(x_t) h_{t-1} + B(x_t) x_t, A(x) = reshape(W_A x)/√d unconstrained (App. E, S5 reference).
+
+    B(x) = Diag(W_b x + b_b), as in the Figure-1 model, so only the transition differs from `DiagonalLRNN`.
+    """
 
     def __init__(self, dim: int) -> None:
         super().__init__()
@@ -209,7 +212,7 @@ class FullMatrixLRNN(nn.Module):
         """(B, T, D) -> hidden states (B, T, D) (a loop over time: no parallel form for dense A)."""
         B, T, D = x.shape
         A = self.w_a(x).view(B, T, D, D) / math.sqrt(D)
-        b = self.w_b(x)
+        b = self.w_b(x) * x  # B(x_t) x_t = Diag(W_b x_t + b_b) x_t
         h, out = x.new_zeros(B, D), []
         for t in range(T):
             h = (A[:, t] @ h[..., None])[..., 0] + b[:, t]
