@@ -44,6 +44,9 @@ def test_load_task_formats(tmp_path):
         load_mc_task(bad)
     with pytest.raises(ValueError, match="unknown task format"):
         load_mc_task(_write(tmp_path / "odd.jsonl", [{"foo": 1}]))
+    wikihow = {"activity_label": "Cooking", "ctx_a": "Boil water. [title] Add salt", "ctx_b": "then", "label": 0}
+    (w,) = load_mc_task(_write(tmp_path / "hs2.jsonl", [{**wikihow, "endings": ["stir [step] it", "sit"]}]))
+    assert w.context == "Cooking: Boil water.. Add salt Then" and w.choices == (" stir it", " sit")
     with pytest.raises(ValueError, match=r"missing\.jsonl:1: piqa record lacks the field 'sol2'"):
         load_mc_task(_write(tmp_path / "missing.jsonl", [{"goal": "g", "sol1": "a", "label": 0}]))
     with pytest.raises(ValueError, match=r"list\.jsonl:1: expected a JSON object"):

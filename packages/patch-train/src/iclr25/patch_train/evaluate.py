@@ -4,14 +4,16 @@ Evaluation is always token-level (K=1): the patch stage's own loss is not compar
 The multiple-choice scorer follows lm-evaluation-harness, which the paper uses: each choice is scored
 by the summed log-likelihood of its continuation given the context; `acc` takes the argmax of that sum,
 `acc_norm` (the paper's "normalised accuracy") divides it by the continuation's length in bytes.
-Task files in their released formats: HellaSwag jsonl (`ctx`, `endings`, `label`), PIQA
-(`goal`, `sol1`, `sol2`, `label`) and ARC jsonl (`question.stem`, `question.choices`, `answerKey`).
+Task files in their released formats: HellaSwag jsonl (`activity_label`, `ctx_a`/`ctx_b` or `ctx`,
+`endings`, `label`; with the harness's context template and markup cleaning), PIQA (`goal`, `sol1`,
+`sol2`, `label`) and ARC jsonl (`question.stem`, `question.choices`, `answerKey`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,9 +96,13 @@ def _mc_item(rec: dict[str, Any], kind: str) -> MCItem:
     """One task record in its released format as an `MCItem` (KeyError if a field is missing)."""
     if not isinstance(rec, dict):
         raise ValueError(f"expected a JSON object, got {type(rec).__name__}")
-    if kind == "hellaswag":
-        ctx = rec["ctx"] if "ctx" in rec else rec["ctx_a"] + " " + rec["ctx_b"].capitalize()
-        return MCItem(ctx, tuple(" " + e for e in rec["endings"]), int(rec["label"]))
+    if kind == "hellaswag":  # lm-evaluation-harness: "<activity label>: <ctx_a> <Ctx_b>", cleaned
+        ctx = rec["ctx_a"] + " " + rec["ctx_b"].capitalize() if "ctx_a" in rec else rec["ctx"]
+        if rec.get("activity_label"):
+            ctx = rec["activity_label"] + ": " + ctx
+        return MCItem(
+            _clean_hellaswag(ctx), tuple(" " + _clean_hellaswag(e) for e in rec["endings"]), int(rec["label"])
+        )
     if kind == "piqa":
         return MCItem(f"Question: {rec['goal']}\nAnswer:", (" " + rec["sol1"], " " + rec["sol2"]), int(rec["label"]))
     if kind == "arc":
@@ -110,6 +116,12 @@ def _mc_item(rec: dict[str, Any], kind: str) -> MCItem:
             labels.index(rec["answerKey"]),
         )
     raise ValueError(f"unknown task format {kind!r}; allowed: hellaswag, piqa, arc")
+
+
+def _clean_hellaswag(text: str) -> str:
+    """HellaSwag's WikiHow markup removed as lm-evaluation-harness does: " [title]" -> ". ", no [tags]."""
+    text = text.strip().replace(" [title]", ". ")
+    return re.sub(r"\[.*?\]", "", text).replace("  ", " ")
 
 
 def _guess_format(rec: Any) -> str:
