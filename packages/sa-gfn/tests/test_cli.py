@@ -56,6 +56,8 @@ def test_train_command(tmp_path, capsys):
         (["reproduce", "--scale", "ci", "seeds=abc"], "seeds expects int"),
         (["reproduce", "--scale", "ci", "nope=1"], "unknown override key"),
         (["reproduce", "--scale", "ci", "seeds=0"], "seeds and iters must be >= 1"),
+        (["reproduce", "--scale", "ci", "sibling_reward=edge"], "sibling_reward got ['edge']; allowed"),
+        (["reproduce", "--scale", "ci", "baselines=ppo"], "baselines got ['ppo']; allowed"),
     ],
 )
 def test_bad_input_one_line_exit_2(argv, needle, capsys, tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 
@@ -9,7 +11,7 @@ from iclr25.sa_gfn.baselines import gafn, tb_rnd
 from iclr25.sa_gfn.envs import HyperGrid
 from iclr25.sa_gfn.gflownet import sample_trajectories
 from iclr25.sa_gfn.intrinsic import RND
-from iclr25.sa_gfn.sagfn import SAGFN, SiblingReward, gfn_loss
+from iclr25.sa_gfn.sagfn import SAGFN, SiblingReward, gfn_loss, intrinsic_targets
 
 
 @pytest.fixture
@@ -62,7 +64,23 @@ def test_train_step_updates_all_three_and_rewards_are_pre_step(grid):
         for k, m in (("b", sa.behavior.model), ("s", sa.sibling.model), ("r", sa.rnd.predictor))
     }
     target = [p.detach().clone() for p in sa.rnd.target.parameters()]
+    rnd_before = copy.deepcopy(sa.rnd)
+    seen = {}
+    sibling_loss = sa.sibling.loss
+
+    def spy(batch, log_rewards, edge=None):
+        seen["batch"], seen["log_rs"] = batch, log_rewards
+        return sibling_loss(batch, log_rewards, edge)
+
+    sa.sibling.loss = spy
     out = sa.train_step()
+    # the Sibling's reward came from the predictor as it was before this iteration's RND step (spec §3.3)
+    expected, _ = intrinsic_targets(grid, rnd_before, seen["batch"], sa.sibling_reward)
+    torch.testing.assert_close(seen["log_rs"], expected)
+    for name in ("_count", "_mean", "_m2"):  # same normalisation state, stepped predictor: a different reward
+        getattr(sa.rnd, name).copy_(getattr(rnd_before, name))
+    post, _ = intrinsic_targets(grid, sa.rnd, seen["batch"], sa.sibling_reward)
+    assert not torch.allclose(post, expected)
     for k, m in (("b", sa.behavior.model), ("s", sa.sibling.model), ("r", sa.rnd.predictor)):
         assert any(not torch.equal(a, b) for a, b in zip(snap[k], m.parameters(), strict=True)), k
     assert all(torch.equal(a, b) for a, b in zip(target, sa.rnd.target.parameters(), strict=True))

@@ -73,6 +73,19 @@ class Config:
             raise ValueError(f"workers must be >= 1, got {self.workers}")
         for g in self.grids:
             _parse_grid(g)
+        checks = (
+            ("sibling_reward", (self.sibling_reward,), ("terminal_logsumexp", "gafn_terminal", "gafn_edge")),
+            ("objective", (self.objective,), ("tb", "db", "subtb")),
+            ("correctness_objectives", self.correctness_objectives, ("tb", "db", "subtb")),
+            ("baselines", self.baselines, ("tb-rnd", "gafn")),
+            ("sweep_methods", self.sweep_methods, ("tb", "db", "subtb", "tb-rnd", "gafn", "sagfn")),
+        )
+        for key, values, allowed in checks:
+            bad = [v for v in values if v not in allowed]
+            if bad:
+                raise ValueError(f"{key} got {bad}; allowed: {', '.join(allowed)}")
+        if self.sibling_reward == "gafn_edge" and self.objective != "tb":
+            raise ValueError("sibling_reward='gafn_edge' needs objective='tb'")
 
 
 def _parse_grid(spec: str) -> tuple[int, int, str, float]:
