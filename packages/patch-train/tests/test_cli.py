@@ -52,10 +52,14 @@ def test_bad_input_one_line_exit_2(argv, message, capsys, tmp_path):
 
 def test_help_is_fast_and_light():
     code = (
-        "import sys, iclr25.patch_train.cli as c; c.main(['--help']) if False else None; print('torch' in sys.modules)"
+        "import sys, contextlib, io, iclr25.patch_train.cli as c\n"
+        "buf = io.StringIO()\n"
+        "with contextlib.redirect_stdout(buf), contextlib.suppress(SystemExit):\n"
+        "    c.main(['--help'])\n"
+        "print('reproduce' in buf.getvalue(), 'torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "False"
+    assert out.strip() == "True False"  # --help printed the verbs without importing torch
 
 
 def test_train_then_eval(tmp_path, capsys):

@@ -385,7 +385,7 @@ def run(
     throughput["lightning_patch_step_tokens_per_s"] = st1.tokens_per_s
     metrics["flops_per_position"] = fpp
 
-    figures = _figures(results, config, run_dir)
+    figures = _figures(results, config, run_dir, seed)
     runtime = time.perf_counter() - t_start
     report = Report(
         paper=SLUG,
@@ -433,7 +433,7 @@ def _notes(metrics: dict[str, Any], config: Config) -> str:
     )
 
 
-def _figures(results: dict[str, list[dict[str, Any]]], config: Config, run_dir: Path) -> list[str]:
+def _figures(results: dict[str, list[dict[str, Any]]], config: Config, run_dir: Path, seed: int = 0) -> list[str]:
     import numpy as np
 
     try:
@@ -460,7 +460,7 @@ def _figures(results: dict[str, list[dict[str, Any]]], config: Config, run_dir: 
         ax.plot(xs, ys, label=name, lw=1.0)
     ax.set_xlabel("sequence positions run (x1000) ∝ compute")
     ax.set_ylabel("training loss, 20-step mean (stage 1: patch loss)")
-    ax.set_title(f"seed {0}: K={config.K}, λ={config.lam:.3g}")
+    ax.set_title(f"seed {seed}: K={config.K}, λ={config.lam:.3g}")
     ax.legend(fontsize=8)
     save_figure(fig, run_dir / "loss_curves.png")
 
