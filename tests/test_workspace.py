@@ -112,10 +112,18 @@ def test_committed_results_match_readme(slug: str) -> None:
     assert size < 1_000_000, f"{slug}: committed results are {size} bytes (limit 1 MB)"
 
 
-def test_root_readme_lists_every_paper() -> None:
+def test_root_readme_table_matches_committed_results() -> None:
     readme = (ROOT / "README.md").read_text()
     for slug in SLUGS:
-        assert f"packages/{slug}" in readme, f"root README table lacks {slug}"
+        row = next((line for line in readme.splitlines() if line.startswith(f"| [{slug}](packages/{slug})")), None)
+        assert row is not None, f"root README table lacks {slug}"
+        claims = Report.read(ROOT / "packages" / slug / "results" / "quick").claims
+        gated = [c for c in claims if c.gated]
+        reported = [c for c in claims if not c.gated]
+        counts = f"{sum(c.holds for c in gated)}/{len(gated)} · {sum(c.holds for c in reported)}/{len(reported)}"
+        assert row.rstrip().endswith(f"| {counts} |"), (
+            f"{slug}: root README says {row.split('|')[-2]!r}, results say {counts}"
+        )
 
 
 @pytest.mark.slow
