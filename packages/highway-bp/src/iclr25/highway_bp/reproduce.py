@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -60,6 +61,17 @@ class Config:
     gru_hbp_ks: tuple[int, ...] = (10,)
     gru_fpi_ks: tuple[int, ...] = (10,)
     gate_k: int = 10  # the k of the gated GRU claims (paper: HBP reaches BPTT at k = 10, Fig. 4)
+    # part 4 (full only): ResNets on CIFAR-10 with the App. G downsampling (Table 2, Table 4, Fig. 2)
+    resnet: bool = False
+    cifar_dir: str = ""  # CIFAR-10 python pickles (`cifar-10-batches-py`); empty: data_dir, else the part is skipped
+    resnet_blocks: tuple[int, ...] = (5, 18)  # blocks per stage: 5 → pre-act ResNet32 (L=15), 18 → ResNet110 (L=54)
+    resnet_width: int = 16
+    resnet_epochs: int = 200
+    resnet_batch: int = 128
+    resnet_lr: float = 0.1  # SGD, momentum 0.9, wd 1e-4, lr ÷10 at 50% and 75% of training, no warmup or clipping
+    resnet_wd: float = 1e-4
+    resnet_ks: tuple[int, ...] = (0, 1, 2, 4)
+    resnet_steps: int = 0  # > 0: cap on training steps (smoke runs)
     figures: bool = True
 
     def __post_init__(self) -> None:
@@ -71,8 +83,10 @@ class Config:
             raise ValueError("model sizes must be >= 1")
         if min(self.mlp_epochs, self.gru_epochs, self.mlp_batch, self.gru_batch) < 1:
             raise ValueError("epochs and batch sizes must be >= 1")
-        if any(k < 0 for k in (*self.mlp_ks, *self.gru_hbp_ks, *self.gru_fpi_ks)):
+        if any(k < 0 for k in (*self.mlp_ks, *self.gru_hbp_ks, *self.gru_fpi_ks, *self.resnet_ks)):
             raise ValueError("every k must be >= 0")
+        if min(self.resnet_blocks, default=0) < 1 or min(self.resnet_width, self.resnet_epochs, self.resnet_batch) < 1:
+            raise ValueError("resnet_blocks (non-empty), resnet_width, resnet_epochs and resnet_batch must be >= 1")
         if self.gru and (self.gate_k not in self.gru_hbp_ks or self.gate_k not in self.gru_fpi_ks):
             raise ValueError(f"gate_k={self.gate_k} must be in gru_hbp_ks and gru_fpi_ks")
 
@@ -83,8 +97,10 @@ PRESETS: dict[str, Config] = {
     "quick": Config(),
     # full: `iclr25-highway-bp reproduce --scale full data_dir=/path/to/cifar-10-batches-py --device cuda`
     # pixel-CIFAR GRU of Table 5 (hidden 64, L = 1024, Adam 1e-3, batch 128, 2.5k steps, warmup 250, cosine
-    # to 0.1×) and a 54-block residual MLP (the depth of ResNet110); ~3 h on one H100-class GPU.
+    # to 0.1×), a 54-block residual MLP (the depth of ResNet110) and, from the same pickles, pre-act ResNet32 and
+    # ResNet110 on CIFAR-10 with App. G downsampling (SGD 0.1, 200 epochs, BP and HBP k ∈ {0, 1, 2, 4}).
     "full": Config(
+        resnet=True,
         seeds=2,
         mlp_depth=54,
         mlp_epochs=60,
@@ -341,6 +357,14 @@ def run(
                         True,
                     )
                 )
+        if config.resnet:
+            cifar = config.cifar_dir or config.data_dir
+            if not cifar:
+                msg = "ResNet-on-CIFAR-10 part skipped: pass cifar_dir=<folder with the CIFAR-10 python pickles>"
+                print(msg, file=sys.stderr)
+                metrics["resnet"] = {"skipped": msg}
+            else:
+                claims += _resnet_part(config, cifar, seeds, dev, logger, metrics, throughput)
         if config.gru:
             data, d_in = _gru_data(config)
             runs = {}
@@ -423,6 +447,95 @@ def run(
     )
     report.write(run_dir)
     return report
+
+
+def resnet_data(root: str | Path):
+    """CIFAR-10 train/test images (N, 3, 32, 32) float32, normalised, and int64 labels from python pickles."""
+    from iclr25.highway_bp.data import load_cifar10
+    from iclr25.highway_bp.resnet import cifar_images
+
+    Xtr, ytr = load_cifar10(root, "train")
+    Xte, yte = load_cifar10(root, "test")
+    return cifar_images(Xtr), ytr, cifar_images(Xte), yte
+
+
+def train_resnet(config: Config, data, blocks: int, algo: str, k: int, seed: int, device: str) -> dict[str, float]:
+    """One ResNet(6n+2) run with App. G downsampling: SGD (Table 4), BP or Highway-BP(k), flip + crop augmentation."""
+    import torch
+
+    from iclr25.highway_bp.models import seeded
+    from iclr25.highway_bp.resnet import augment_cifar, resnet_cifar
+    from iclr25.highway_bp.train import train_classifier
+
+    preact = blocks != 18  # ResNet110 is the original post-ReLU network (K = diag(1[x+z>0])), the others pre-act
+    model = seeded(lambda: resnet_cifar(blocks, config.resnet_width, 10, preact=preact), seed)
+    torch.manual_seed(seed)
+    res = train_classifier(
+        model,
+        data,
+        algo=algo,
+        k=k,
+        epochs=config.resnet_epochs,
+        batch_size=config.resnet_batch,
+        lr=config.resnet_lr,
+        seed=seed,
+        device=device,
+        schedule="step",
+        max_steps=config.resnet_steps,
+        optimizer="sgd",
+        momentum=0.9,
+        weight_decay=config.resnet_wd,
+        augment=augment_cifar,
+    )
+    return {"acc": res.test_acc, "step_ms": 1000 * res.step_time_s, "final_loss": res.train_loss[-1]}
+
+
+def _resnet_part(config: Config, root: str, seeds, dev, logger, metrics, throughput) -> list:
+    from iclr25.shared.results import Claim
+
+    data = resnet_data(root)
+    claims = []
+    metrics["resnet"] = {}
+    for n in config.resnet_blocks:
+        name = f"resnet{6 * n + 2}"
+        runs: dict[str, list[dict[str, float]]] = {}
+        for s in seeds:
+            for algo, k in [("bp", 0)] + [("hbp", k) for k in config.resnet_ks]:
+                key = "bp" if algo == "bp" else f"hbp_k{k}"
+                r = train_resnet(config, data, n, algo, k, s, dev)
+                runs.setdefault(key, []).append(r)
+                logger.log({"part": name, "run": key, "seed": s, **r})
+        acc = {key: _runs(runs, key) for key in runs}
+        step_ms = {key: _runs(runs, key, "step_ms") for key in runs}
+        metrics["resnet"][name] = {"L": 3 * n, "acc": acc, "step_ms": step_ms}
+        for key, ms in step_ms.items():
+            throughput[f"{name}_{key}_ms_per_step"] = ms
+        if 4 in config.resnet_ks:
+            d = acc["hbp_k4"] - acc["bp"]
+            claims.append(
+                Claim(
+                    f"{name}_hbp_k4_matches_bp",
+                    f"Highway-BP at k=4 matches BP test accuracy on CIFAR-10 ({name}, L={3 * n}; paper: ResNet110, Fig. 2)",
+                    None,
+                    d,
+                    "acc(HBP k=4) - acc(BP) >= -0.01",
+                    d >= -0.01,
+                    False,
+                )
+            )
+        if 0 in config.resnet_ks:
+            claims.append(
+                Claim(
+                    f"{name}_hbp_k0_reasonable",
+                    f"k=0 is already 'very reasonable' on CIFAR-10 ({name}; paper: about 85%, Fig. 2)",
+                    0.85,
+                    acc["hbp_k0"],
+                    ">= 0.80",
+                    acc["hbp_k0"] >= 0.80,
+                    False,
+                )
+            )
+    return claims
 
 
 def _monotone(cos: dict[str, float], L: int) -> bool:
