@@ -44,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "cumsumprod_bruteforce": "reference",
     "resmlp": "models",
     "SeqClassifier": "models",
+    "resnet_cifar": "resnet",
     "load_digits_split": "data",
     "exactness_checks": "checks",
 }

@@ -6,7 +6,8 @@ Three parts (spec §6a, §9 checks 5–6):
 2. `digits-resmlp`: BP against Highway-BP(k) training of that MLP on scikit-learn's digits;
 3. `digits-gru`: BPTT, Highway-BP(k) and FPI(k) on pixel-sequence digits (64 steps, loss at the end),
    the small-scale analogue of the paper's pixel-CIFAR GRU (Fig. 4), plus wall time per step (Table 3).
-The `full` preset runs the same code on pixel-CIFAR-10 (L = 1024, Table 5 settings) from local pickles.
+The `full` preset runs the same code on pixel-CIFAR-10 (L = 1024, Table 5 settings) from local pickles, and
+4. pre-act ResNet32 / ResNet110 on CIFAR-10 with the App. G downsampling (Table 4 settings), BP vs Highway-BP(k).
 """
 
 from __future__ import annotations
