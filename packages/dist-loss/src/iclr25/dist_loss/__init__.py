@@ -44,6 +44,8 @@ _EXPORTS: dict[str, str] = {
     "agedb_labels": "data",
     "MLP": "train",
     "rrt": "train",
+    "ResNet": "images",
+    "resnet50": "images",
 }  # public name -> submodule
 
 __all__ = ["PAPER", *sorted(_EXPORTS)]

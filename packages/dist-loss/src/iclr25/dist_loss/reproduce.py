@@ -32,7 +32,9 @@ class Config:
     """Quick: `iclr25-dist-loss reproduce --scale quick` (2-4 min on 2 CPU cores): RRT+Dist few-shot MAE ~0.8x RRT+L1.
 
     Full: `iclr25-dist-loss reproduce --scale full` (one GPU, an estimated ~45 min, not measured): the same
-    protocol on 16x the data with the paper's 90-epoch schedule (LR x0.1 at epochs 60 and 80).
+    protocol on 16x the data with the paper's 90-epoch schedule (LR x0.1 at epochs 60 and 80). With
+    `data_dir=/path/to/agedb` (a DIR meta CSV + images) it trains the paper's ResNet-50 on the real images
+    with the same two-stage schedule instead (`images.image_stage1_and_heads`).
     """
 
     seeds: int = 3
