@@ -193,3 +193,12 @@ def test_paper_validates_its_fields() -> None:
         Paper(slug="ok", title="t", authors="a", arxiv="x", code="", cli="m.f", reproduce="m:g")
     paper = Paper(slug="my-paper", title="t", authors="a", arxiv="x", code="", cli="m:f", reproduce="m:g")
     assert (paper.module, paper.distribution) == ("iclr25.my_paper", "iclr25-my-paper")
+
+
+def test_resolve_preset() -> None:
+    presets = {"quick": Config(steps=1), "full": Config(steps=2)}
+    assert cli.resolve_preset(presets, "full") == Config(steps=2)
+    own = Config(steps=9)
+    assert cli.resolve_preset(presets, "quick", own) is own
+    with pytest.raises(ValueError, match="unknown scale 'huge': scale must be one of quick, full"):
+        cli.resolve_preset(presets, "huge")

@@ -65,6 +65,15 @@ def default_run_dir(slug: str, command: str, scale: str) -> Path:
     return Path("runs") / slug / f"{command}-{scale}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
 
 
+def resolve_preset(presets: dict[str, T], scale: str, config: T | None = None) -> T:
+    """`config` if given, else the preset named `scale`; an unknown scale is a ValueError naming the allowed ones."""
+    if config is not None:
+        return config
+    if scale not in presets:
+        raise ValueError(f"unknown scale {scale!r}: scale must be one of {', '.join(presets)}")
+    return presets[scale]
+
+
 def parse_overrides(items: Sequence[str]) -> dict[str, str]:
     """Turn ``["lr=0.1", "steps=10"]`` into ``{"lr": "0.1", "steps": "10"}``."""
     out: dict[str, str] = {}

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from iclr25.dist_loss.names import HEAD_INITS, METHODS
-from iclr25.shared.cli import default_run_dir
+from iclr25.shared.cli import default_run_dir, resolve_preset
 from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
 
 SLUG = "dist-loss"
@@ -362,10 +362,7 @@ def run(
     config: Config | None = None,
 ) -> Report:
     """Run the preset `scale` (or `config`), write results.json + report.md + figures, return the Report."""
-    if config is None:
-        if scale not in PRESETS:
-            raise ValueError(f"scale must be one of {', '.join(PRESETS)}; got {scale!r}")
-        config = PRESETS[scale]
+    config = resolve_preset(PRESETS, scale, config)
     import torch
 
     from iclr25.shared.device import configure_torch, pick_device

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from iclr25.shared.cli import default_run_dir
+from iclr25.shared.cli import default_run_dir, resolve_preset
 from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
 
 SLUG = "dynamical-diffusion"
@@ -241,10 +241,7 @@ def run(
     config: Config | None = None,
 ) -> Report:
     """Run the exact checks and the DyDiff-vs-DPM benchmark of preset `scale`; write and return the Report."""
-    if config is None:
-        if scale not in PRESETS:
-            raise ValueError(f"unknown scale {scale!r}; choose one of {', '.join(PRESETS)}")
-        config = PRESETS[scale]
+    config = resolve_preset(PRESETS, scale, config)
     import torch
 
     from iclr25.dynamical_diffusion.baselines import persistence

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from iclr25.shared.cli import default_run_dir
+from iclr25.shared.cli import default_run_dir, resolve_preset
 from iclr25.shared.results import Claim, Report, atomic_write_json, prepare_run_dir
 
 SLUG = "eci-conformal"
@@ -382,10 +382,7 @@ def run(
     `seed` offsets the generated series' seeds; `device` and `wandb` are accepted for the common CLI
     but unused (the method is a scalar recursion on the CPU).
     """
-    if config is None:
-        if scale not in PRESETS:
-            raise ValueError(f"scale must be one of {', '.join(PRESETS)}; got {scale!r}")
-        config = PRESETS[scale]
+    config = resolve_preset(PRESETS, scale, config)
     bad = [s for s in config.settings if s not in SETTINGS_INDEX]
     if bad or not config.settings:
         raise ValueError(f"settings must be a non-empty subset of {', '.join(SETTINGS_INDEX)}; got {config.settings}")

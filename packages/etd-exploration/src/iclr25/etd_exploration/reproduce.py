@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from iclr25.shared.cli import resolve_preset
 from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
 
 SLUG = "etd-exploration"
@@ -195,10 +196,7 @@ def run(
     from iclr25.shared.logging import MetricsLogger
     from iclr25.shared.seed import seed_everything
 
-    if config is None:
-        if scale not in PRESETS:
-            raise ValueError(f"scale must be one of {', '.join(PRESETS)}, got {scale!r}")
-        config = PRESETS[scale]
+    config = resolve_preset(PRESETS, scale, config)
     dev = pick_device(device)
     configure_torch(dev, config.threads)
     seed_everything(seed)

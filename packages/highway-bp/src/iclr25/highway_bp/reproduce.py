@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from iclr25.shared.cli import resolve_preset
+
 SLUG = "highway-bp"
 
 
@@ -246,10 +248,7 @@ def run(
     config: Config | None = None,
 ) -> Any:
     """Run the reproduction at `scale` (or with `config`), write results.json/report.md/figures, return the Report."""
-    if config is None:
-        if scale not in PRESETS:
-            raise ValueError(f"scale must be one of {', '.join(PRESETS)}; got {scale!r}")
-        config = PRESETS[scale]
+    config = resolve_preset(PRESETS, scale, config)
     import torch
 
     from iclr25.highway_bp.models import SeqClassifier, resmlp

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from iclr25.shared.cli import default_run_dir
+from iclr25.shared.cli import default_run_dir, resolve_preset
 from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
 
 SLUG = "lrnn-state-tracking"
@@ -273,10 +273,7 @@ def run(
     config: Config | None = None,
 ) -> Report:
     """Run a preset, write results.json + report.md + figures into `out`, and return the Report."""
-    if config is None:
-        if scale not in PRESETS:
-            raise ValueError(f"scale must be one of {', '.join(PRESETS)}; got {scale!r}")
-        config = PRESETS[scale]
+    config = resolve_preset(PRESETS, scale, config)
     import torch
 
     threads_before = torch.get_num_threads()

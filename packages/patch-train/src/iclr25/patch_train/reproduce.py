@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iclr25.shared.cli import resolve_preset
 from iclr25.shared.results import Claim, Report, prepare_run_dir
 
 SLUG = "patch-train"
@@ -263,10 +264,7 @@ def run(
     from iclr25.shared.cli import default_run_dir
     from iclr25.shared.device import peak_flops, pick_device
 
-    if config is None:
-        if scale not in PRESETS:
-            raise ValueError(f"unknown scale {scale!r}; allowed: {', '.join(PRESETS)}")
-        config = PRESETS[scale]
+    config = resolve_preset(PRESETS, scale, config)
     run_dir = prepare_run_dir(out or default_run_dir(SLUG, "reproduce", scale), overwrite)
     t_start = time.perf_counter()
     if config.threads:

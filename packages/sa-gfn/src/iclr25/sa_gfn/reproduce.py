@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from iclr25.shared.cli import default_run_dir
+from iclr25.shared.cli import default_run_dir, resolve_preset
 from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
 
 SLUG = "sa-gfn"
@@ -293,10 +293,7 @@ def run(
     config: Config | None = None,
 ) -> Report:
     """Run the reproduction at `scale` (ci | quick | full) and write results.json, report.md and figures."""
-    if config is None:
-        if scale not in PRESETS:
-            raise ValueError(f"scale must be one of {sorted(PRESETS)}, got {scale!r}")
-        config = PRESETS[scale]
+    config = resolve_preset(PRESETS, scale, config)
     import torch
 
     from iclr25.shared.device import pick_device
