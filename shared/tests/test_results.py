@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -80,6 +82,25 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path: Path) -> None:
     atomic_write_text(tmp_path / "a.txt", "two")
     assert (tmp_path / "a.txt").read_text() == "two"
     assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
+
+
+def test_atomic_writes_get_the_permissions_of_a_plain_open(tmp_path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    previous = os.umask(0o022)
+    try:
+        (tmp_path / "plain.txt").write_text("x")
+        atomic_write_text(tmp_path / "a.txt", "x")
+        save_figure(plt.figure(), tmp_path / "f.png")
+    finally:
+        os.umask(previous)
+    mode = stat.S_IMODE((tmp_path / "plain.txt").stat().st_mode)
+    assert mode == 0o644
+    assert stat.S_IMODE((tmp_path / "a.txt").stat().st_mode) == mode
+    assert stat.S_IMODE((tmp_path / "f.png").stat().st_mode) == mode
 
 
 def test_run_dir_is_never_silently_overwritten(tmp_path: Path) -> None:

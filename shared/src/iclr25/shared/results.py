@@ -240,6 +240,17 @@ def readme_block(report: Report) -> str:
     )
 
 
+def _publish(tmp: str, path: Path) -> None:
+    """Rename a finished temporary file onto `path` with the permissions a plain `open` would have given it.
+
+    `mkstemp` creates files readable by their owner only; results are meant to be shared, so the umask decides.
+    """
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    os.replace(tmp, path)
+
+
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """Write `text` to `path` through a temporary file in the same folder and an atomic rename."""
     path = Path(path)
@@ -248,7 +259,7 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
-        os.replace(tmp, path)
+        _publish(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -270,7 +281,7 @@ def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> Path:
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=dpi, bbox_inches="tight")
-        os.replace(tmp, path)
+        _publish(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
