@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from iclr25.dynamical_diffusion.reproduce import PRESETS, Config, _command, exact_checks, run
+from iclr25.dynamical_diffusion.reproduce import PRESETS, Config, _command, exact_checks, model_variants, run
 from iclr25.shared.cli import build_config
 from iclr25.shared.results import Report
 
@@ -48,14 +48,18 @@ def test_exact_checks_values() -> None:
 
 
 def test_presets_and_validation() -> None:
-    assert set(PRESETS) == {"ci", "quick", "bench", "full"}
-    bench = PRESETS["bench"]
-    assert (bench.steps, bench.batch_size, bench.seeds, bench.n_test, bench.ddim_steps) == (2000, 64, 5, 128, 20)
+    assert set(PRESETS) == {"ci", "quick", "full"}
+    quick = PRESETS["quick"]  # spec 6a
+    assert (quick.steps, quick.batch_size, quick.seeds, quick.n_test, quick.ddim_steps) == (2000, 64, 5, 128, 20)
     assert PRESETS["full"].dataset == "pde2d"
     with pytest.raises(ValueError, match="gamma_ratio"):
         Config(gamma_ratio=2.0)
     with pytest.raises(ValueError, match="dataset"):
         Config(dataset="mnist")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="workers=0"):
+        Config(workers=0)
+    with pytest.raises(ValueError, match="ablation_ratios"):
+        Config(ablation_ratios=(0.5, 1.5))
     with pytest.raises(ValueError, match="unknown scale"):
         run("huge")
 
@@ -69,7 +73,49 @@ def test_existing_run_folder_is_not_overwritten(tmp_path: Path) -> None:
 
 def test_report_command_names_the_overrides() -> None:
     assert _command("quick", PRESETS["quick"]) == "iclr25-dynamical-diffusion reproduce --scale quick"
-    changed = replace(PRESETS["bench"], seeds=1, ch_mult=(1, 2))
-    command = _command("bench", changed)
-    assert command == "iclr25-dynamical-diffusion reproduce --scale bench ch_mult=1,2 seeds=1"
-    assert build_config(PRESETS["bench"], None, command.split()[4:]) == changed  # the command reruns that config
+    changed = replace(PRESETS["quick"], seeds=1, ch_mult=(1, 2))
+    command = _command("quick", changed)
+    assert command == "iclr25-dynamical-diffusion reproduce --scale quick ch_mult=1,2 seeds=1"
+    assert build_config(PRESETS["quick"], None, command.split()[4:]) == changed  # the command reruns that config
+
+
+def test_model_variants_name_the_ablations() -> None:
+    assert model_variants(Config()) == [("dpm", 0.0, True), ("dydiff", 0.5, True)]
+    variants = model_variants(Config(ablation_ratios=(0.1, 1.0), noise_ablation=True))
+    assert variants[2:] == [
+        ("dydiff_r0.1", 0.1, True),
+        ("dydiff_r1", 1.0, True),
+        ("dydiff_independent_noise", 0.5, False),
+    ]
+    flipped = model_variants(Config(dependent_noise=False, noise_ablation=True))
+    assert flipped[-1] == ("dydiff_dependent_noise", 0.5, True)
+
+
+def test_ablations_share_seeds_and_initial_weights_with_the_main_models(tmp_path: Path) -> None:
+    tiny = replace(PRESETS["ci"], n_train=64, n_test=4, steps=3, width=8, ch_mult=(1,), ddim_steps=2, n_samples=2)
+    report = run("ci", tmp_path, device="cpu", config=replace(tiny, ablation_ratios=(0.5, 0.0), noise_ablation=True))
+    row = report.metrics["per_seed"][0]
+    # An ablation identical to a main model reproduces it exactly: same data, weights, batches and noise.
+    assert row["dydiff_r0.5"]["crps"] == row["dydiff"]["crps"]
+    assert row["dydiff_r0"]["crps"] == row["dpm"]["crps"]
+    assert row["dydiff_independent_noise"]["crps"] != row["dydiff"]["crps"]
+    ablations = report.metrics["ablations"]
+    assert set(ablations) == {"dydiff", "dydiff_r0.5", "dydiff_r0", "dydiff_independent_noise"}
+    assert ablations["dydiff_r0"]["crps_vs_dpm"] == 1.0
+    assert ablations["dydiff_independent_noise"]["dependent_noise"] is False
+
+
+@pytest.mark.slow
+def test_seeds_in_parallel_processes_give_the_same_numbers(tmp_path: Path) -> None:
+    tiny = replace(
+        PRESETS["ci"], n_train=64, n_test=4, steps=3, width=8, ch_mult=(1,), ddim_steps=2, n_samples=2, seeds=2
+    )
+    one = run("ci", tmp_path / "one", device="cpu", config=tiny)
+    two = run("ci", tmp_path / "two", device="cpu", config=replace(tiny, workers=2))
+    assert [row["seed"] for row in two.metrics["per_seed"]] == [0, 1]
+    for a, b in zip(one.metrics["per_seed"], two.metrics["per_seed"], strict=True):
+        for model in ("dpm", "dydiff"):
+            assert a[model]["crps"] == b[model]["crps"]
+            assert a[model]["final_loss"] == b[model]["final_loss"]
+    logged = (tmp_path / "two" / "metrics.csv").read_text()
+    assert "seed1/dydiff/loss" in logged and "seed1/dydiff/crps" in logged

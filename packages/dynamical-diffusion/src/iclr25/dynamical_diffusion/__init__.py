@@ -19,7 +19,7 @@ PAPER = Paper(
     code="thuml/dynamical-diffusion",
     cli="iclr25.dynamical_diffusion.cli:main",
     reproduce="iclr25.dynamical_diffusion.reproduce:run",
-    scales=("ci", "quick", "bench", "full"),
+    scales=("ci", "quick", "full"),
     summary="A diffusion forward process that mixes each frame's noise with the previous frames' states, for temporal prediction.",
 )
 

@@ -13,7 +13,7 @@ from iclr25.shared.cli import CliError, add_run_args, build_config, guarded, mak
 
 PROG = "iclr25-dynamical-diffusion"
 SLUG = "dynamical-diffusion"
-SCALES = ("ci", "quick", "bench", "full")
+SCALES = ("ci", "quick", "full")
 DATASETS = ("pde1d", "pde2d", "heat", "ts")
 
 EPILOG = """examples:

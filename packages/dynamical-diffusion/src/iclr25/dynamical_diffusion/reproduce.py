@@ -8,6 +8,7 @@ network, data, batch sequence and sampling noise, on advection-diffusion forecas
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -19,15 +20,15 @@ from iclr25.shared.cli import default_run_dir, resolve_preset
 from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
 
 SLUG = "dynamical-diffusion"
+LOG_EVERY = 100  # training steps per logged mean loss
 
 
 @dataclass(frozen=True)
 class Config:
-    """One DyDiff-vs-DPM experiment. Defaults are spec 6a (`bench`); see PRESETS for each scale's command and cost.
+    """One DyDiff-vs-DPM experiment. Defaults are spec 6a (`quick`); see PRESETS for each scale's command and cost.
 
-    `bench` (`iclr25-dynamical-diffusion reproduce --scale bench`, ~10 min on 2 idle CPU cores) is the spec's
-    benchmark: expected mean CRPS of DyDiff within a few % of DPM (either side; seed noise is about +-40%), both well
-    below persistence in ensemble-mean MSE.
+    `quick` is the spec's benchmark: expected mean CRPS of DyDiff within a few % of DPM (either side; seed noise is
+    about +-40%), both well below persistence in ensemble-mean MSE.
     """
 
     dataset: Literal["pde1d", "pde2d", "heat"] = "pde1d"
@@ -49,7 +50,10 @@ class Config:
     n_samples: int = 8  # ensemble members per test case (official: 8)
     seeds: int = 5
     clip_ablation: float | None = 1.0  # also sample with clip_x0 = this (None: skip the ablation)
-    threads: int = 1  # torch CPU threads; 1 is faster than 2 on a shared, oversubscribed machine
+    ablation_ratios: tuple[float, ...] = ()  # extra DyDiff models at these r (the official configs: 0.1, 0.9, 1.0)
+    noise_ablation: bool = False  # also DyDiff at gamma_ratio with the other noise kind (dependent <-> independent)
+    threads: int = 1  # torch CPU threads per process; 1 is faster than 2 on a shared, oversubscribed machine
+    workers: int = 1  # seeds run in this many processes at once; results do not depend on it
 
     def __post_init__(self) -> None:
         checks = {
@@ -68,10 +72,13 @@ class Config:
             "n_samples": self.n_samples >= 1,
             "seeds": self.seeds >= 1,
             "threads": self.threads >= 1,
+            "workers": self.workers >= 1,
         }
         bad = [k for k, ok in checks.items() if not ok]
         if bad:
             raise ValueError(f"invalid config values: {', '.join(f'{k}={getattr(self, k)!r}' for k in bad)}")
+        if not all(0.0 <= r <= 1.0 for r in self.ablation_ratios):
+            raise ValueError(f"ablation_ratios must lie in [0, 1]; got {self.ablation_ratios!r}")
         if self.dataset not in ("pde1d", "pde2d", "heat"):
             raise ValueError(f"dataset must be one of pde1d, pde2d, heat; got {self.dataset!r}")
 
@@ -80,12 +87,10 @@ PRESETS: dict[str, Config] = {
     # CI gate: the exact checks plus a 100-step smoke run of the whole pipeline (~20 s on 2 idle cores).
     # `iclr25-dynamical-diffusion reproduce --scale ci`: gated claims hold; the benchmark numbers are meaningless.
     "ci": Config(n_train=512, n_test=32, steps=100, n_samples=4, ddim_steps=10, seeds=1, clip_ablation=None),
-    # `iclr25-dynamical-diffusion reproduce --scale quick`: the README table, sized to a busy 2-core machine
-    # (~5 CPU-min; 25-30 min wall when the cores are shared). Half the spec's steps and batch, 3 seeds, 64 test
-    # cases: the models are under-trained, so the benchmark claims are expected to be noisy.
-    "quick": Config(steps=1000, batch_size=32, n_test=64, seeds=3),
-    # Spec 6a exactly: 5 seeds x 2 models x 2,000 steps of batch 64, 128 test cases, DDIM 20, 8 members.
-    "bench": Config(),
+    # Spec 6a exactly, the README table: 5 seeds x 2 models x 2,000 steps of batch 64, 128 test cases, DDIM 20,
+    # 8 members. `iclr25-dynamical-diffusion reproduce --scale quick workers=2`: ~10 min on 2 idle CPU cores
+    # (~17 min with workers=1).
+    "quick": Config(),
     # Full (one GPU): a Turbulence-like 2-D setting, 4 -> 11 frames at 64x64, the official optimiser (AdamW 1e-4,
     # batch 16) and sampler (DDIM 50, 8 members); a 64-wide UNet with mult (1, 2, 4, 4).
     # `iclr25-dynamical-diffusion reproduce --scale full --device cuda`: ~6-8 h on one H100-class GPU (estimated
@@ -130,16 +135,33 @@ def make_data(config: Config, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return train / scale, test / scale
 
 
-def make_model(config: Config, gamma_ratio: float) -> Any:
-    """A FrameStackUNet (1-D or 2-D per dataset) wrapped in DynamicalDiffusion with the given gamma ratio."""
+def make_model(config: Config, gamma_ratio: float, dependent_noise: bool | None = None) -> Any:
+    """A FrameStackUNet (1-D or 2-D per dataset) wrapped in DynamicalDiffusion with the given gamma ratio.
+
+    `dependent_noise` defaults to the config's.
+    """
     from iclr25.dynamical_diffusion.dydiff import DynamicalDiffusion
     from iclr25.dynamical_diffusion.models import FrameStackUNet
 
     dims = 1 if config.dataset == "pde1d" else 2
     net = FrameStackUNet(config.n_context + config.n_future, 1, dims, config.width, tuple(config.ch_mult))
     return DynamicalDiffusion(
-        net, T=config.T, gamma_ratio=gamma_ratio, dependent_noise=config.dependent_noise, n_context=config.n_context
+        net,
+        T=config.T,
+        gamma_ratio=gamma_ratio,
+        dependent_noise=config.dependent_noise if dependent_noise is None else dependent_noise,
+        n_context=config.n_context,
     )
+
+
+def model_variants(config: Config) -> list[tuple[str, float, bool]]:
+    """(name, gamma ratio, dependent noise) of every model a run trains: DPM, DyDiff, then the ablations."""
+    dep = config.dependent_noise
+    variants = [("dpm", 0.0, dep), ("dydiff", config.gamma_ratio, dep)]
+    variants += [(f"dydiff_r{r:g}", r, dep) for r in config.ablation_ratios]
+    if config.noise_ablation:
+        variants.append((f"dydiff_{'independent' if dep else 'dependent'}_noise", config.gamma_ratio, not dep))
+    return variants
 
 
 # -- exact checks -------------------------------------------------------------------------------------------------
@@ -240,13 +262,12 @@ def run(
     overwrite: bool = False,
     config: Config | None = None,
 ) -> Report:
-    """Run the exact checks and the DyDiff-vs-DPM benchmark of preset `scale`; write and return the Report."""
-    config = resolve_preset(PRESETS, scale, config)
-    import torch
+    """Run the exact checks and the DyDiff-vs-DPM benchmark of preset `scale`; write and return the Report.
 
-    from iclr25.dynamical_diffusion.baselines import persistence
-    from iclr25.dynamical_diffusion.metrics import crps_pwm_map
-    from iclr25.dynamical_diffusion.training import evaluate, sample_batched, train
+    Seeds are independent (data, initial weights, batches and sampling noise all derive from the seed), so with
+    `workers > 1` they run in parallel processes and give the same numbers as one after the other.
+    """
+    config = resolve_preset(PRESETS, scale, config)
     from iclr25.shared.device import configure_torch, pick_device
     from iclr25.shared.logging import MetricsLogger
     from iclr25.shared.seed import seed_everything
@@ -258,64 +279,122 @@ def run(
     seed_everything(seed)
     checks = exact_checks(seed)
 
-    per_seed: list[dict[str, Any]] = []
-    train_steps = train_s = sample_frames = sample_s = 0.0
-    figure_data: dict[str, Any] = {}
+    seeds = [seed + i for i in range(config.seeds)]
     with MetricsLogger(run_dir, wandb=wandb, name=f"{SLUG}-{scale}", config=asdict(config)) as logger:
-        for i in range(config.seeds):
-            s = seed + i
-            train_np, test_np = make_data(config, s)
-            train_x = torch.from_numpy(train_np).to(dev)
-            test_x = torch.from_numpy(test_np).to(dev)
-            cond = test_x[:, : config.n_context]
-            S = config.n_context + config.n_future
-            row: dict[str, Any] = {"seed": s}
-            pers = persistence(cond, config.n_future)[None].cpu()  # 1-member ensemble
-            y_future = test_x[:, config.n_context :].cpu()
-            row["persistence_mse"] = float(((pers[0] - y_future) ** 2).mean())
-            row["persistence_crps_per_lead"] = [
-                float(v) for v in crps_pwm_map(pers, y_future).flatten(2).mean(-1).mean(0)
-            ]
-            for name, r in (("dpm", 0.0), ("dydiff", config.gamma_ratio)):
-                torch.manual_seed(s)  # same initial weights for both models
-                model = make_model(config, r).to(dev)
-                stats = train(
-                    model,
-                    train_x,
-                    config.steps,
-                    config.batch_size,
-                    config.lr,
-                    config.weight_decay,
-                    seed=s,
-                    logger=logger,
-                    tag=f"seed{s}/{name}/",
-                )
-                train_steps += stats.steps
-                train_s += stats.seconds
-                samples, secs = sample_batched(model, cond, S, config.n_samples, config.ddim_steps, seed=s)
-                sample_frames += samples.shape[0] * samples.shape[1] * config.n_future
-                sample_s += secs
-                metrics = evaluate(samples, test_x, config.n_context)
-                metrics["final_loss"] = stats.final_loss
-                if config.clip_ablation is not None:
-                    clipped, _ = sample_batched(
-                        model, cond, S, config.n_samples, config.ddim_steps, seed=s, clip_x0=config.clip_ablation
-                    )
-                    clip_m = evaluate(clipped, test_x, config.n_context)
-                    metrics["clip_crps"], metrics["clip_ens_mse"] = clip_m["crps"], clip_m["ens_mse"]
-                row[name] = metrics
-                if i == 0:
-                    figure_data[name] = samples[:, :4].cpu().numpy()
-                logger.log({f"seed{s}/{name}/crps": metrics["crps"], f"seed{s}/{name}/ens_mse": metrics["ens_mse"]})
-            if i == 0:
-                figure_data["truth"] = test_x[:4].cpu().numpy()
-            per_seed.append(row)
-
-    report = _build_report(scale, config, checks, per_seed, train_steps, train_s, sample_frames, sample_s)
-    report.figures = _figures(run_dir, config, figure_data, per_seed)
+        if config.workers == 1 or len(seeds) == 1:
+            results = [_run_seed(config, s, str(dev), figures=i == 0, logger=logger) for i, s in enumerate(seeds)]
+        else:
+            results = _run_seeds_in_processes(config, seeds, str(dev), logger)
+    per_seed = [r["row"] for r in results]
+    timing = {k: sum(r["timing"][k] for r in results) for k in results[0]["timing"]}
+    report = _build_report(scale, config, checks, per_seed, timing)
+    report.figures = _figures(run_dir, config, results[0]["figure_data"], per_seed)
     report.runtime_s = time.perf_counter() - start
     report.write(run_dir)
     return report
+
+
+def _run_seeds_in_processes(config: Config, seeds: list[int], device: str, logger: Any) -> list[dict[str, Any]]:
+    """`_run_seed` for every seed in `config.workers` spawned processes; logs each seed's curves as it finishes."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")  # fork after torch has started threads can deadlock
+    with ProcessPoolExecutor(min(config.workers, len(seeds)), mp_context=context) as pool:
+        futures = [pool.submit(_run_seed, config, s, device, i == 0) for i, s in enumerate(seeds)]
+        results = []
+        for future in futures:
+            result = future.result()
+            _log_seed(logger, result, config)
+            results.append(result)
+    return results
+
+
+def _run_seed(config: Config, seed: int, device: str, figures: bool = False, logger: Any = None) -> dict[str, Any]:
+    """Train and sample every model variant on seed `seed`'s data; returns the seed's metrics, timings and curves.
+
+    Everything random derives from `seed`, so the result does not depend on which process runs it. With `logger`
+    the training curves are logged live; otherwise they are returned for the caller to log.
+    """
+    import torch
+
+    from iclr25.dynamical_diffusion.baselines import persistence
+    from iclr25.dynamical_diffusion.metrics import crps_pwm_map
+    from iclr25.dynamical_diffusion.training import evaluate, sample_batched, train
+    from iclr25.shared.device import configure_torch
+
+    configure_torch(device, threads=config.threads)
+    dev = torch.device(device)
+    train_np, test_np = make_data(config, seed)
+    train_x = torch.from_numpy(train_np).to(dev)
+    test_x = torch.from_numpy(test_np).to(dev)
+    cond = test_x[:, : config.n_context]
+    S = config.n_context + config.n_future
+    row: dict[str, Any] = {"seed": seed}
+    pers = persistence(cond, config.n_future)[None].cpu()  # 1-member ensemble
+    y_future = test_x[:, config.n_context :].cpu()
+    row["persistence_mse"] = float(((pers[0] - y_future) ** 2).mean())
+    row["persistence_crps_per_lead"] = [float(v) for v in crps_pwm_map(pers, y_future).flatten(2).mean(-1).mean(0)]
+    timing = dict.fromkeys(("train_steps", "train_s", "sample_frames", "sample_s"), 0.0)
+    curves: dict[str, list[float]] = {}
+    figure_data: dict[str, Any] = {"truth": test_x[:4].cpu().numpy()} if figures else {}
+    for name, r, dependent in model_variants(config):
+        torch.manual_seed(seed)  # same initial weights for every model
+        model = make_model(config, r, dependent).to(dev)
+        tag = f"seed{seed}/{name}/"
+        stats = train(
+            model,
+            train_x,
+            config.steps,
+            config.batch_size,
+            config.lr,
+            config.weight_decay,
+            seed=seed,
+            log_every=LOG_EVERY,
+            logger=logger,
+            tag=tag,
+        )
+        curves[tag] = stats.losses
+        timing["train_steps"] += stats.steps
+        timing["train_s"] += stats.seconds
+        samples, secs = sample_batched(model, cond, S, config.n_samples, config.ddim_steps, seed=seed)
+        timing["sample_frames"] += samples.shape[0] * samples.shape[1] * config.n_future
+        timing["sample_s"] += secs
+        metrics = evaluate(samples, test_x, config.n_context)
+        metrics["final_loss"] = stats.final_loss
+        if config.clip_ablation is not None:
+            clipped, _ = sample_batched(
+                model, cond, S, config.n_samples, config.ddim_steps, seed=seed, clip_x0=config.clip_ablation
+            )
+            clip_m = evaluate(clipped, test_x, config.n_context)
+            metrics["clip_crps"], metrics["clip_ens_mse"] = clip_m["crps"], clip_m["ens_mse"]
+        row[name] = metrics
+        if figures and name in ("dpm", "dydiff"):
+            figure_data[name] = samples[:, :4].cpu().numpy()
+        if logger is not None:
+            logger.log({f"{tag}crps": metrics["crps"], f"{tag}ens_mse": metrics["ens_mse"]})
+        print(
+            f"seed {seed} {name}: {stats.steps} steps in {stats.seconds:.0f} s, final loss {stats.final_loss:.4f}, "
+            f"CRPS {metrics['crps']:.4f}",
+            file=sys.stderr,
+            flush=True,
+        )
+    return {"row": row, "timing": timing, "curves": curves, "figure_data": figure_data}
+
+
+def _log_seed(logger: Any, result: dict[str, Any], config: Config) -> None:
+    """Log a seed's training curves and metrics after the fact (for seeds run in another process)."""
+    for tag, losses in result["curves"].items():
+        for i, loss in enumerate(losses):
+            logger.log({f"{tag}loss": loss}, step=min((i + 1) * LOG_EVERY, config.steps))
+    row = result["row"]
+    for name, _, _ in model_variants(config):
+        logger.log(
+            {
+                f"seed{row['seed']}/{name}/crps": row[name]["crps"],
+                f"seed{row['seed']}/{name}/ens_mse": row[name]["ens_mse"],
+            }
+        )
 
 
 def _build_report(
@@ -323,10 +402,7 @@ def _build_report(
     config: Config,
     checks: dict[str, float],
     per_seed: list[dict[str, Any]],
-    train_steps: float,
-    train_s: float,
-    sample_frames: float,
-    sample_s: float,
+    timing: dict[str, float],
 ) -> Report:
     crps = {m: [row[m]["crps"] for row in per_seed] for m in ("dpm", "dydiff")}
     mse = {m: [row[m]["ens_mse"] for row in per_seed] for m in ("dpm", "dydiff")}
@@ -408,12 +484,26 @@ def _build_report(
         "dydiff_wins": f"{wins}/{len(per_seed)}",
         "per_seed": per_seed,
     }
+    variants = model_variants(config)
+    if len(variants) > 2:  # DyDiff and its ablations, each against DPM on the same seeds
+        metrics["ablations"] = {}
+        for name, r, dependent in variants[1:]:
+            vals = [row[name]["crps"] for row in per_seed]
+            metrics["ablations"][name] = {
+                "gamma_ratio": r,
+                "dependent_noise": dependent,
+                "crps_mean": float(np.mean(vals)),
+                "ens_mse_mean": float(np.mean([row[name]["ens_mse"] for row in per_seed])),
+                "crps_vs_dpm": float(np.mean(vals)) / mean["dpm"],
+                "wins_vs_dpm": f"{sum(v < d for v, d in zip(vals, crps['dpm'], strict=True))}/{len(per_seed)}",
+            }
     if config.clip_ablation is not None:
         metrics["clip_crps_mean"] = {m: float(np.mean([row[m]["clip_crps"] for row in per_seed])) for m in crps}
-    throughput = {
-        "train_steps_per_s": train_steps / train_s if train_s else 0.0,
-        "train_sequences_per_s": train_steps * config.batch_size / train_s if train_s else 0.0,
-        "sampled_frames_per_s": sample_frames / sample_s if sample_s else 0.0,
+    train_s, sample_s = timing["train_s"], timing["sample_s"]
+    throughput = {  # per process: with workers > 1 the machine's total is about `workers` times this
+        "train_steps_per_s": timing["train_steps"] / train_s if train_s else 0.0,
+        "train_sequences_per_s": timing["train_steps"] * config.batch_size / train_s if train_s else 0.0,
+        "sampled_frames_per_s": timing["sample_frames"] / sample_s if sample_s else 0.0,
     }
     return Report(
         paper=SLUG,
@@ -465,8 +555,9 @@ def _figures(run_dir: Path, config: Config, data: dict[str, Any], per_seed: list
                 ax.imshow(shown, aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1)
                 ax.axhline(n_ctx - 0.5, color="k", lw=1)
                 ax.set_title(f"case {case}: {title}", fontsize=8)
-                ax.set_xlabel("cell")
             axes[case, 0].set_ylabel("frame (context above line)")
+        for ax in axes[-1]:
+            ax.set_xlabel("cell")
     else:
         S = truth.shape[1]
         fig, axes = plt.subplots(3, S, figsize=(1.2 * S, 4))
@@ -479,6 +570,7 @@ def _figures(run_dir: Path, config: Config, data: dict[str, Any], per_seed: list
                 axes[row, s].set_yticks([])
             axes[row, 0].set_ylabel(title)
     fig.suptitle("Context / truth / DDIM samples (first seed)")
+    fig.tight_layout()
     save_figure(fig, run_dir / "samples.png")
     names.append("samples.png")
 
@@ -487,6 +579,9 @@ def _figures(run_dir: Path, config: Config, data: dict[str, Any], per_seed: list
     for key, label in (("dpm", "DPM (r=0)"), ("dydiff", f"DyDiff (r={config.gamma_ratio})")):
         vals = np.array([row[key]["crps_per_lead"] for row in per_seed])
         ax.errorbar(lead, vals.mean(0), yerr=vals.std(0) if len(vals) > 1 else None, marker="o", capsize=3, label=label)
+    for key, _, _ in model_variants(config)[2:]:  # ablations: means only, to keep the plot readable
+        vals = np.array([row[key]["crps_per_lead"] for row in per_seed])
+        ax.plot(lead, vals.mean(0), ":", marker=".", label=key)
     pers = np.array([row["persistence_crps_per_lead"] for row in per_seed]).mean(0)
     ax.plot(lead, pers, "k--", label="persistence (MAE)")
     ax.set_xlabel("lead time (frames)")
