@@ -107,7 +107,7 @@ def test_committed_results_match_readme(slug: str) -> None:
     assert report.claims, f"{slug}: the quick reproduction reports no claims"
     block = readme_block(report)
     readme = (ROOT / "packages" / slug / "README.md").read_text()
-    assert block in readme, f"{slug}: README results block is stale; paste:\n{block}"
+    assert block in readme, f"{slug}: README results block is stale; run `uv run iclr25 readme {slug}`"
     size = sum(p.stat().st_size for p in results.parent.rglob("*") if p.is_file())
     assert size < 1_000_000, f"{slug}: committed results are {size} bytes (limit 1 MB)"
 

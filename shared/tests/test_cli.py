@@ -115,6 +115,7 @@ def fake_paper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Paper:
         )
     )
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "fake_iclr25_paper", raising=False)  # not another test's copy
     paper = Paper(
         slug="fake",
         title="A Fake Paper",
@@ -202,3 +203,30 @@ def test_resolve_preset() -> None:
     assert cli.resolve_preset(presets, "quick", own) is own
     with pytest.raises(ValueError, match="unknown scale 'huge': scale must be one of quick, full"):
         cli.resolve_preset(presets, "huge")
+
+
+def test_umbrella_readme_refreshes_the_results_block(
+    fake_paper: Paper, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The fake paper's module sits in tmp_path; make tmp_path its source checkout.
+    assert cli.main(["readme", "fake"]) == 2
+    assert "no source checkout" in capsys.readouterr().err
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "iclr25-fake"\n')
+    readme = tmp_path / "README.md"
+    readme.write_text("# fake\n\n<!-- results:quick begin (old) -->\n| stale |\n<!-- results:quick end -->\n\nmore\n")
+    assert cli.main(["readme", "fake"]) == 2
+    assert "no committed results" in capsys.readouterr().err
+    fake_paper.load_reproduce()("quick", tmp_path / "results" / "quick", seed=3)
+    assert cli.main(["readme", "fake", "--check"]) == 1
+    assert "fake: README results block differs" in capsys.readouterr().err
+    assert cli.main(["readme", "--all"]) == 0
+    assert "updated" in capsys.readouterr().out
+    text = readme.read_text()
+    assert "| stale |" not in text and "| works | 1 | 3 | >= 0 | holds (gated) |" in text and text.endswith("more\n")
+    assert cli.main(["readme", "fake", "--check"]) == 0
+    assert cli.main(["readme", "fake"]) == 0
+    assert "already up to date" in capsys.readouterr().out
+    readme.write_text("# fake, no block\n")
+    assert cli.main(["readme", "fake"]) == 2
+    assert "no results block for scale 'quick'" in capsys.readouterr().err
+    assert cli.main(["readme"]) == 2

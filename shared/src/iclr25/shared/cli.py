@@ -298,9 +298,51 @@ def _cmd_reproduce(papers: dict[str, Paper], args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def package_root(paper: Paper) -> Path | None:
+    """The source folder of `paper`'s package (its pyproject.toml and README.md), or None for a wheel install."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(paper.reproduce.partition(":")[0])
+    if spec is None or spec.origin is None:
+        return None
+    for folder in Path(spec.origin).resolve().parents:
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and (folder / "README.md").is_file():
+            return folder if f'name = "{paper.distribution}"' in pyproject.read_text() else None
+    return None
+
+
+def _cmd_readme(papers: dict[str, Paper], args: argparse.Namespace) -> int:
+    from iclr25.shared.results import Report, readme_block, refresh_readme_block
+
+    if args.all == bool(args.slug):
+        raise CliError("give one paper slug or --all")
+    stale = []
+    for paper in list(papers.values()) if args.all else [_find(papers, args.slug)]:
+        root = package_root(paper)
+        if root is None:
+            raise CliError(f"{paper.slug}: no source checkout found (the README block lives in the repository)")
+        results = root / "results" / args.scale
+        if not (results / "results.json").is_file():
+            raise CliError(f"{paper.slug}: no committed results at {results}; run its reproduce --scale {args.scale}")
+        report = Report.read(results)
+        if args.check:
+            if readme_block(report) not in (root / "README.md").read_text():
+                stale.append(paper.slug)
+            continue
+        try:
+            changed = refresh_readme_block(root / "README.md", report)
+        except ValueError as e:
+            raise CliError(str(e)) from None
+        print(f"{paper.slug}: README results block {'updated' if changed else 'already up to date'}")
+    for slug in stale:
+        print(f"iclr25: {slug}: README results block differs from results/{args.scale}/results.json", file=sys.stderr)
+    return 1 if stale else 0
+
+
 def _umbrella_parser(papers: dict[str, Paper]) -> Parser:
     parser = make_parser("iclr25", "ICLR 2025 papers, reimplemented: list, inspect and reproduce them.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,info,reproduce,<slug>}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,info,reproduce,readme,<slug>}")
     sub.add_parser("list", help="installed papers")
     info = sub.add_parser("info", help="one paper's details")
     info.add_argument("slug")
@@ -313,6 +355,11 @@ def _umbrella_parser(papers: dict[str, Paper]) -> Parser:
     rep.add_argument("--device", choices=DEVICES, default="auto")
     rep.add_argument("--wandb", choices=WANDB_MODES, default="off")
     rep.add_argument("--overwrite", action="store_true", help="replace existing run folders")
+    readme = sub.add_parser("readme", help="rewrite a package README's results table from its committed results")
+    readme.add_argument("slug", nargs="?", help="paper whose README to refresh (or --all)")
+    readme.add_argument("--all", action="store_true", help="every installed paper")
+    readme.add_argument("--scale", default="quick", help="which committed results/<scale>/ to use")
+    readme.add_argument("--check", action="store_true", help="change nothing; exit 1 if a block is stale")
     return parser
 
 
@@ -328,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
         return _cmd_list(papers)
     if args.command == "info":
         return _cmd_info(_find(papers, args.slug))
+    if args.command == "readme":
+        return _cmd_readme(papers, args)
     return _cmd_reproduce(papers, args)
 
 

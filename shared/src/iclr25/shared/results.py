@@ -240,6 +240,29 @@ def readme_block(report: Report) -> str:
     )
 
 
+def refresh_readme_block(readme: str | Path, report: Report) -> bool:
+    """Rewrite the README's results block of `report.scale` from `report`; returns whether the README changed.
+
+    The block runs from the line that starts with `<!-- results:<scale> begin` to the README_END marker, both
+    included; a README without them is a ValueError (the markers say where the table belongs).
+    """
+    path = Path(readme)
+    text = path.read_text()
+    begin, end = f"<!-- results:{report.scale} begin", README_END.format(scale=report.scale)
+    start = text.find(begin)
+    stop = text.find(end, start)
+    if start < 0 or stop < 0:
+        raise ValueError(
+            f"{path} has no results block for scale {report.scale!r}: add the lines "
+            f"{README_BEGIN.format(scale=report.scale)} and {end}"
+        )
+    updated = text[:start] + readme_block(report) + text[stop + len(end) :]
+    if updated == text:
+        return False
+    atomic_write_text(path, updated)
+    return True
+
+
 def _publish(tmp: str, path: Path) -> None:
     """Rename a finished temporary file onto `path` with the permissions a plain `open` would have given it.
 
