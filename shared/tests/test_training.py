@@ -97,6 +97,25 @@ def test_metrics_logger_writes_csv_jsonl_and_offline_wandb(tmp_path: Path) -> No
     assert sys.modules["wandb"].run is None
 
 
+def test_metrics_logger_steps_may_restart_under_wandb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[str, tuple, dict]] = []
+
+    class Recorder:
+        def __getattr__(self, name: str):
+            return lambda *args, **kwargs: calls.append((name, args, kwargs))
+
+    import wandb
+
+    monkeypatch.setattr(wandb, "init", lambda **kwargs: Recorder())
+    with MetricsLogger(tmp_path / "run", wandb="offline") as logger:
+        logger.log({"seed0/loss": 1.0}, step=2000)
+        logger.log({"seed1/loss": 2.0}, step=100)  # a second curve starts again
+    logs = [(args, kwargs) for name, args, kwargs in calls if name == "log"]
+    # wandb's own step counter would drop the second row; the step travels as a field instead
+    assert logs == [(({"step": 2000, "seed0/loss": 1.0},), {}), (({"step": 100, "seed1/loss": 2.0},), {})]
+    assert ("define_metric", ("*",), {"step_metric": "step"}) in calls
+
+
 def test_wandb_mode_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WANDB_MODE", "offline")
     assert resolve_wandb_mode(None) == "offline"

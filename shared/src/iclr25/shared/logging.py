@@ -95,9 +95,16 @@ class MetricsLogger:
                 mode=self.wandb_mode,
                 config=config or {},
             )
+            # Loops that restart their step count (one curve per seed or per model) would have wandb drop every
+            # row whose step is below the largest seen so far; plotting against a logged "step" field keeps them.
+            self._wandb_run.define_metric("step")
+            self._wandb_run.define_metric("*", step_metric="step")
 
     def log(self, metrics: dict[str, Any], step: int | None = None) -> None:
-        """Record one row of scalar metrics (numpy/torch scalars are converted)."""
+        """Record one row of scalar metrics (numpy/torch scalars are converted).
+
+        `step` may go back (a new curve starting at 0): it is a logged field, not wandb's own step counter.
+        """
         row = {k: (v.item() if hasattr(v, "item") else v) for k, v in metrics.items()}
         if step is not None:
             row = {"step": step, **row}
@@ -105,7 +112,7 @@ class MetricsLogger:
         self._jsonl.write(json.dumps(row) + "\n")
         self._jsonl.flush()
         if self._wandb_run is not None:
-            self._wandb_run.log({k: v for k, v in row.items() if k != "step"}, step=step)
+            self._wandb_run.log(row)
 
     def close(self) -> None:
         """Write `metrics.csv` (union of all keys) and finish wandb; safe to call twice."""
