@@ -41,6 +41,15 @@ def test_train_sample_eval_round_trip(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_simulate(tmp_path: Path) -> None:
     assert main(["simulate", "pde1d", "--n", "3", "--out", str(tmp_path / "x.npy")]) == 0
     assert np.load(tmp_path / "x.npy").shape == (3, 8, 1, 32)
+    assert main(["simulate", "ns2d", "--n", "2", "--size", "16", "--out", str(tmp_path / "ns.npy")]) == 0
+    assert np.load(tmp_path / "ns.npy").shape == (2, 15, 2, 16, 16)  # velocity (u, v)
+
+
+def test_ns2d_two_channel_train_and_sample(tmp_path: Path) -> None:
+    tiny = [*TINY, "size=16", "n_context=2", "n_future=2", "ch_mult=1,2"]
+    assert main(["train", "--dataset", "ns2d", "--out", str(tmp_path / "m"), *tiny]) == 0
+    assert main(["sample", "--checkpoint", str(tmp_path / "m" / "model.pt"), "--out", str(tmp_path / "s")]) == 0
+    assert np.load(tmp_path / "s" / "samples.npy").shape == (2, 4, 4, 2, 16, 16)
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
+from iclr25.dynamical_diffusion import data
 from iclr25.dynamical_diffusion.data import (
     load_gluonts_dataset,
     load_sevir_h5,
@@ -127,3 +129,58 @@ def test_wide_csv_loader(tmp_path: Path) -> None:
     (tmp_path / "bad.csv").write_text("date\n")
     with pytest.raises(ValueError, match="header"):
         load_wide_csv(tmp_path / "bad.csv")
+
+
+def _band_limited_vorticity(n: int, size: int, seed: int = 0) -> torch.Tensor:
+    kx, ky, k2 = data._wavenumbers(size, torch.zeros(1))
+    white = torch.from_numpy(np.random.default_rng(seed).standard_normal((n, size, size)))
+    keep = (kx.abs() < size / 3) & (ky.abs() < size / 3) & (k2 > 0)
+    return torch.fft.rfft2(white) * (k2 + 49.0) ** -1.25 * 7**1.5 * size * keep
+
+
+def _energy_and_enstrophy(w_hat: torch.Tensor) -> tuple[float, float]:
+    size = w_hat.shape[-2]
+    energy = float((data.vorticity_to_velocity(w_hat) ** 2).sum(-3).mean())
+    return energy, float((torch.fft.irfft2(w_hat, s=(size, size)) ** 2).mean())
+
+
+def test_navier_stokes_velocity_is_divergence_free_and_has_the_vorticity() -> None:
+    w_hat = _band_limited_vorticity(2, 16)
+    u, v = data.vorticity_to_velocity(w_hat).unbind(-3)
+    kx, ky, _ = data._wavenumbers(16, w_hat)
+    u_hat, v_hat = torch.fft.rfft2(u), torch.fft.rfft2(v)
+    assert float((1j * kx * u_hat + 1j * ky * v_hat).abs().max()) < 1e-9  # div u = 0
+    assert torch.allclose(1j * kx * v_hat - 1j * ky * u_hat, w_hat, atol=1e-9)  # curl u = w
+
+
+def test_navier_stokes_inviscid_conserves_energy_and_enstrophy() -> None:
+    w_hat = _band_limited_vorticity(2, 32)
+    e0, z0 = _energy_and_enstrophy(w_hat)
+    for _ in range(100):
+        w_hat = data.navier_stokes_step_2d(w_hat, 0.025, viscosity=0.0)
+    e1, z1 = _energy_and_enstrophy(w_hat)
+    assert abs(e1 / e0 - 1) < 1e-4 and abs(z1 / z0 - 1) < 2e-3
+
+
+def test_navier_stokes_single_mode_decays_at_the_viscous_rate() -> None:
+    # w = cos(3x) is a steady Euler flow (its advection term vanishes): only viscosity acts, w(t) = exp(-9 nu t) w(0)
+    size, nu, dt, steps = 16, 0.01, 0.01, 200
+    x = torch.arange(size, dtype=torch.float64) * 2 * np.pi / size
+    w_hat = torch.fft.rfft2(torch.cos(3 * x)[:, None].expand(size, size))
+    for _ in range(steps):
+        w_hat = data.navier_stokes_step_2d(w_hat, dt, viscosity=nu)
+    decay = float(torch.fft.irfft2(w_hat, s=(size, size))[0, 0])
+    assert abs(decay - np.exp(-9 * nu * dt * steps)) < 1e-5
+
+
+def test_simulate_navier_stokes_2d() -> None:
+    a = data.simulate_navier_stokes_2d(3, n_frames=4, n_context=2, size=16, seed=1, frame_dt=0.2, substeps=8)
+    assert a.shape == (3, 4, 2, 16, 16) and a.dtype == np.float32 and np.isfinite(a).all()
+    np.testing.assert_array_equal(a, data.simulate_navier_stokes_2d(3, 4, 2, 16, seed=1, frame_dt=0.2, substeps=8))
+    energy = (a.astype(np.float64) ** 2).sum(2).mean((0, 2, 3))
+    assert np.all(np.diff(energy) < 0)  # decaying turbulence loses energy every frame
+    assert np.abs(a[:, 1] - a[:, 0]).mean() > 1e-3  # and moves
+    forced = data.simulate_navier_stokes_2d(2, 4, 2, 16, seed=1, forcing=1.0, drag=0.1, warmup=1.0, substeps=40)
+    assert np.isfinite(forced).all() and not np.allclose(forced, a[:2])
+    with pytest.raises(ValueError, match="viscosity"):
+        data.simulate_navier_stokes_2d(2, 4, 2, 16, viscosity=-1.0)

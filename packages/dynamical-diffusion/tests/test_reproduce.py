@@ -32,6 +32,7 @@ def test_ci_preset_gated_claims(tmp_path: Path) -> None:
     assert report.throughput["sampled_frames_per_s"] > 0
     back = Report.read(tmp_path / "ci")
     assert [c.name for c in back.claims] == [c.name for c in report.claims]
+    assert report.figures == ["samples.png", "crps_lead.png"]
     for name in report.figures:
         assert (tmp_path / "ci" / name).stat().st_size > 1000
 
@@ -51,7 +52,7 @@ def test_presets_and_validation() -> None:
     assert set(PRESETS) == {"ci", "quick", "full"}
     quick = PRESETS["quick"]  # spec 6a
     assert (quick.steps, quick.batch_size, quick.seeds, quick.n_test, quick.ddim_steps) == (2000, 64, 5, 128, 20)
-    assert PRESETS["full"].dataset == "pde2d"
+    assert PRESETS["full"].dataset == "ns2d"
     with pytest.raises(ValueError, match="gamma_ratio"):
         Config(gamma_ratio=2.0)
     with pytest.raises(ValueError, match="dataset"):
@@ -60,6 +61,19 @@ def test_presets_and_validation() -> None:
         Config(workers=0)
     with pytest.raises(ValueError, match="ablation_ratios"):
         Config(ablation_ratios=(0.5, 1.5))
+    with pytest.raises(ValueError, match="same model twice"):
+        Config(ablation_ratios=(0.1, 0.1000001))
+    # Caught before any training: counts whose last DDIM timestep would be T, and values the run cannot use.
+    for bad, match in (
+        ({"ddim_steps": 1000}, "ddim_steps=1000"),
+        ({"ddim_steps": 3}, "ddim_steps=3"),
+        ({"n_samples": 1}, "n_samples=1"),
+        ({"n_test": 1}, "n_test=1"),
+        ({"clip_ablation": 0.0}, "clip_ablation=0.0"),
+        ({"weight_decay": -0.1}, "weight_decay=-0.1"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            Config(**bad)
     with pytest.raises(ValueError, match="unknown scale"):
         run("huge")
 
@@ -119,3 +133,11 @@ def test_seeds_in_parallel_processes_give_the_same_numbers(tmp_path: Path) -> No
             assert a[model]["final_loss"] == b[model]["final_loss"]
     logged = (tmp_path / "two" / "metrics.csv").read_text()
     assert "seed1/dydiff/loss" in logged and "seed1/dydiff/crps" in logged
+
+
+def test_two_channel_turbulence_runs_end_to_end(tmp_path: Path) -> None:
+    tiny = replace(PRESETS["ci"], n_train=16, n_test=2, steps=2, width=8, ch_mult=(1,), ddim_steps=2, n_samples=2)
+    ns = replace(tiny, dataset="ns2d", size=16, n_context=2, n_future=2)
+    report = run("ci", tmp_path, device="cpu", config=ns)
+    assert len(report.metrics["per_seed"][0]["dydiff"]["crps_per_lead"]) == 2
+    assert (tmp_path / "samples.png").stat().st_size > 1000

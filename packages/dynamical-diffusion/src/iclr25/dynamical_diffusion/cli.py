@@ -14,7 +14,7 @@ from iclr25.shared.cli import CliError, add_run_args, build_config, guarded, mak
 PROG = "iclr25-dynamical-diffusion"
 SLUG = "dynamical-diffusion"
 SCALES = ("ci", "quick", "full")
-DATASETS = ("pde1d", "pde2d", "heat", "ts")
+DATASETS = ("pde1d", "pde2d", "heat", "ns2d", "ts")
 
 EPILOG = """examples:
   iclr25-dynamical-diffusion reproduce --scale quick
@@ -33,7 +33,7 @@ def _parser():
     add_run_args(rep, scales=SCALES)
     tr = sub.add_parser("train", help="train one model (r = 0 is DPM) on generated data; saves model.pt")
     add_run_args(tr, scales=SCALES)
-    tr.add_argument("--dataset", choices=DATASETS[:3], default=None, help="data set (default: the preset's)")
+    tr.add_argument("--dataset", choices=DATASETS[:4], default=None, help="data set (default: the preset's)")
     tr.add_argument("--r", type=float, default=None, help="gamma ratio r in [0, 1] (default: the preset's, 0.5)")
     sa = sub.add_parser("sample", help="sample forecasts of the test set from a trained model.pt")
     sa.add_argument("--checkpoint", type=Path, required=True)
@@ -76,7 +76,7 @@ def _train(args) -> int:
     dev = pick_device(args.device)
     configure_torch(dev, threads=config.threads)
     seed_everything(args.seed)
-    train_np, _ = make_data(config, args.seed)
+    train_np, _ = make_data(config, args.seed, dev)
     model = make_model(config, config.gamma_ratio).to(dev)
     with MetricsLogger(out, wandb=args.wandb, name=f"{SLUG}-train") as logger:
         stats = train(
@@ -124,7 +124,7 @@ def _sample(args) -> int:
         raise CliError(f"checkpoint {args.checkpoint} is not a model.pt written by `train` ({first})") from e
     dev = pick_device(args.device)
     model = model.to(dev).eval()
-    _, test_np = make_data(config, seed)
+    _, test_np = make_data(config, seed, dev)
     test = torch.from_numpy(test_np).to(dev)
     n_samples = args.n_samples or config.n_samples
     ddim = args.ddim_steps or config.ddim_steps
@@ -177,6 +177,8 @@ def _simulate(args) -> int:
         arr = data.simulate_advection_diffusion(args.n, size=args.size, seed=args.seed)
     elif args.dataset == "heat":
         arr = data.simulate_heat(args.n, size=args.size, seed=args.seed)
+    elif args.dataset == "ns2d":
+        arr = data.simulate_navier_stokes_2d(args.n, size=args.size, seed=args.seed)
     else:
         arr = data.synthetic_multivariate_ts(args.n, seed=args.seed)
     args.out.parent.mkdir(parents=True, exist_ok=True)

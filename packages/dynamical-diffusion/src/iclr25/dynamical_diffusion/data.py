@@ -3,7 +3,9 @@
 Generators (numpy, exact spectral steps, vectorised over sequences):
 - `simulate_advection_diffusion_1d`: advection-diffusion on a periodic ring, the CPU quick setting; forcing noise
   is added only after the context frames, so only the future is stochastic.
-- `simulate_advection_diffusion` (2-D grid) and `simulate_heat` (2-D, no advection): the GPU settings.
+- `simulate_advection_diffusion` (2-D grid) and `simulate_heat` (2-D, no advection): GPU settings.
+- `simulate_navier_stokes_2d`: forced 2-D turbulence, velocity (u, v) on a 64x64 grid like the paper's Turbulence
+  data (pseudo-spectral vorticity solver, `navier_stokes_step_2d`): the full (GPU) setting.
 - `synthetic_multivariate_ts`: sinusoids with two periods + AR(1) noise + cross-dimension mixing.
 
 Loaders (the official data formats; tested on tiny generated files):
@@ -125,6 +127,106 @@ def simulate_heat(
     """Heat equation (no advection) on a periodic 2-D grid: (n, n_frames, 1, size, size) float32."""
     _check_counts(n, n_frames, n_context, size)
     return _simulate(n, n_frames, n_context, size, 2, seed, 0.0, (0.02, 0.1), forcing, 0.5)
+
+
+def _wavenumbers(size: int, like: Any) -> tuple[Any, Any, Any]:
+    """Integer wavenumbers kx (axis -2), ky (axis -1, rfft half) and k^2 on [0, 2pi)^2, as tensors like `like`."""
+    import torch
+
+    kx = torch.fft.fftfreq(size, 1.0 / size, dtype=torch.float64, device=like.device)[:, None]
+    ky = torch.fft.rfftfreq(size, 1.0 / size, dtype=torch.float64, device=like.device)[None, :]
+    return kx, ky, kx**2 + ky**2
+
+
+def vorticity_to_velocity(w_hat: Any) -> Any:
+    """Velocity (u, v) = (d psi/dy, -d psi/dx) with -lap psi = w, from rfft2 vorticity (..., N, N//2+1) -> (..., 2, N, N)."""
+    import torch
+
+    size = w_hat.shape[-2]
+    kx, ky, k2 = _wavenumbers(size, w_hat)
+    psi = w_hat * torch.where(k2 > 0, 1.0 / k2.clamp(min=1.0), 0.0)
+    u = torch.fft.irfft2(1j * ky * psi, s=(size, size))
+    v = torch.fft.irfft2(-1j * kx * psi, s=(size, size))
+    return torch.stack([u, v], dim=-3)
+
+
+def navier_stokes_step_2d(w_hat: Any, dt: float, viscosity: float, forcing_hat: Any = None, drag: float = 0.0) -> Any:
+    """One step of 2-D incompressible Navier-Stokes in vorticity form on [0, 2pi)^2, in rfft2 space (torch).
+
+    w_t + u . grad w = nu lap w - drag w + f: Heun's method for advection and forcing, Crank-Nicolson for the
+    linear terms, 2/3-rule dealiasing of the advection product. `w_hat` is rfft2 of vorticity (..., N, N).
+    """
+    import torch
+
+    size = w_hat.shape[-2]
+    kx, ky, k2 = _wavenumbers(size, w_hat)
+    dealias = (kx.abs() < size / 3) & (ky.abs() < size / 3)
+    forcing = 0.0 if forcing_hat is None else forcing_hat
+
+    def tendency(wh: Any) -> Any:
+        u, v = vorticity_to_velocity(wh).unbind(-3)
+        wx = torch.fft.irfft2(1j * kx * wh, s=(size, size))
+        wy = torch.fft.irfft2(1j * ky * wh, s=(size, size))
+        return forcing - torch.fft.rfft2(u * wx + v * wy) * dealias
+
+    linear = 0.5 * dt * (viscosity * k2 + drag)
+    r0 = tendency(w_hat)
+    predicted = ((1 - linear) * w_hat + dt * r0) / (1 + linear)
+    return ((1 - linear) * w_hat + 0.5 * dt * (r0 + tendency(predicted))) / (1 + linear)
+
+
+def simulate_navier_stokes_2d(
+    n: int,
+    n_frames: int = 15,
+    n_context: int = 4,
+    size: int = 64,
+    seed: int = 0,
+    viscosity: float = 1e-3,
+    frame_dt: float = 0.5,
+    substeps: int = 40,
+    warmup: float = 2.0,
+    forcing: float = 0.0,
+    forcing_wavenumber: int = 4,
+    drag: float = 0.0,
+    device: str = "cpu",
+) -> np.ndarray:
+    """2-D turbulence, a Turbulence-like setting: velocity (u, v) as (n, n_frames, 2, size, size) float32.
+
+    Vorticity starts from the Gaussian random field N(0, 7^1.5 (-lap + 49)^-2.5) (the FNO Navier-Stokes data's
+    initial law), runs `warmup` time units, then one frame every `frame_dt` (`substeps` solver steps each).
+    Defaults: decaying turbulence (no forcing, nu = 1e-3). `forcing=1, drag=0.1, substeps=80` gives Kolmogorov
+    flow (f = curl of forcing * sin(k_f y) x-hat, linear drag), a statistically stationary chaotic setting; its
+    faster velocities need the smaller solver step.
+    Vectorised over sequences with torch FFTs (float64; `device="cuda"` for large sets).
+    """
+    import torch
+
+    _check_counts(n, n_frames, n_context, size)
+    if viscosity < 0 or drag < 0 or frame_dt <= 0 or substeps < 1 or warmup < 0:
+        raise ValueError(
+            "need viscosity >= 0, drag >= 0, frame_dt > 0, substeps >= 1, warmup >= 0; got "
+            f"viscosity={viscosity}, drag={drag}, frame_dt={frame_dt}, substeps={substeps}, warmup={warmup}"
+        )
+    rng = np.random.default_rng(seed)
+    dev = torch.device(device)
+    white = torch.from_numpy(rng.standard_normal((n, size, size))).to(dev)
+    kx, ky, k2 = _wavenumbers(size, white)
+    spectrum = 7**1.5 * (k2 + 49.0) ** -1.25
+    spectrum[0, 0] = 0.0  # zero-mean vorticity
+    # Band-limited to the 2/3-rule modes, so the solver's dealiasing keeps the advection product alias-free.
+    w_hat = torch.fft.rfft2(white) * spectrum * size * ((kx.abs() < size / 3) & (ky.abs() < size / 3))
+    y = torch.arange(size, dtype=torch.float64, device=dev) * 2 * np.pi / size
+    k_f = forcing_wavenumber
+    forcing_hat = torch.fft.rfft2((-forcing * k_f * torch.cos(k_f * y)).expand(size, size))  # curl of sin(k_f y) x
+    dt = frame_dt / substeps
+    for _ in range(round(warmup / dt)):
+        w_hat = navier_stokes_step_2d(w_hat, dt, viscosity, forcing_hat, drag)
+    frames = [vorticity_to_velocity(w_hat)]
+    for _ in range(n_frames - 1):
+        for _ in range(substeps):
+            w_hat = navier_stokes_step_2d(w_hat, dt, viscosity, forcing_hat, drag)
+        frames.append(vorticity_to_velocity(w_hat))
+    return torch.stack(frames, dim=1).float().cpu().numpy()
 
 
 def synthetic_multivariate_ts(n_steps: int, dim: int = 8, seed: int = 0, ar: float = 0.8) -> np.ndarray:

@@ -61,7 +61,10 @@ def ddim_timesteps(n: int, T: int = 1000) -> np.ndarray:
     """DDIM timesteps as in the official sampler: arange(0, T, T // n) + 1 (ascending)."""
     if not 1 <= n <= T:
         raise ValueError(f"number of DDIM steps must lie in [1, {T}], got {n}")
-    return np.arange(0, T, T // n) + 1
+    steps = np.arange(0, T, T // n) + 1
+    if steps[-1] > T - 1:  # the schedules index t in [0, T-1]
+        raise ValueError(f"{n} DDIM steps over T={T} would reach t={steps[-1]} > T-1; pick another step count")
+    return steps
 
 
 def _theta_view(theta: Tensor | float, x: Tensor) -> Tensor:

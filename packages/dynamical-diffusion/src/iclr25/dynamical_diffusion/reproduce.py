@@ -20,6 +20,7 @@ from iclr25.shared.cli import default_run_dir, resolve_preset
 from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
 
 SLUG = "dynamical-diffusion"
+DATASETS = ("pde1d", "pde2d", "heat", "ns2d")
 LOG_EVERY = 100  # training steps per logged mean loss
 
 
@@ -31,7 +32,7 @@ class Config:
     about +-40%), both well below persistence in ensemble-mean MSE.
     """
 
-    dataset: Literal["pde1d", "pde2d", "heat"] = "pde1d"
+    dataset: Literal["pde1d", "pde2d", "heat", "ns2d"] = "pde1d"  # ns2d: 2-D turbulence, velocity (u, v)
     size: int = 32  # cells per axis
     n_context: int = 3  # S_in
     n_future: int = 5  # S_out
@@ -61,7 +62,7 @@ class Config:
             "n_context": self.n_context >= 1,
             "n_future": self.n_future >= 1,
             "n_train": self.n_train >= 1,
-            "n_test": self.n_test >= 1,
+            "n_test": self.n_test >= 2,  # the sample figure shows two cases
             "width": self.width >= 8,
             "steps": self.steps >= 1,
             "batch_size": self.batch_size >= 1,
@@ -69,7 +70,9 @@ class Config:
             "T": self.T >= 10,
             "gamma_ratio": 0.0 <= self.gamma_ratio <= 1.0,
             "ddim_steps": 1 <= self.ddim_steps <= self.T,
-            "n_samples": self.n_samples >= 1,
+            "n_samples": self.n_samples >= 2,  # fair CRPS and the sample figure need two members
+            "weight_decay": self.weight_decay >= 0,
+            "clip_ablation": self.clip_ablation is None or self.clip_ablation > 0,
             "seeds": self.seeds >= 1,
             "threads": self.threads >= 1,
             "workers": self.workers >= 1,
@@ -79,8 +82,13 @@ class Config:
             raise ValueError(f"invalid config values: {', '.join(f'{k}={getattr(self, k)!r}' for k in bad)}")
         if not all(0.0 <= r <= 1.0 for r in self.ablation_ratios):
             raise ValueError(f"ablation_ratios must lie in [0, 1]; got {self.ablation_ratios!r}")
-        if self.dataset not in ("pde1d", "pde2d", "heat"):
-            raise ValueError(f"dataset must be one of pde1d, pde2d, heat; got {self.dataset!r}")
+        if len({f"{r:g}" for r in self.ablation_ratios}) < len(self.ablation_ratios):  # one model name per ratio
+            raise ValueError(f"ablation_ratios name the same model twice: {self.ablation_ratios!r}")
+        if self.dataset not in DATASETS:
+            raise ValueError(f"dataset must be one of {', '.join(DATASETS)}; got {self.dataset!r}")
+        stride = self.T // self.ddim_steps  # the official timesteps arange(0, T, T // n) + 1 must stay below T
+        if (self.T - 1) // stride * stride + 1 > self.T - 1:
+            raise ValueError(f"ddim_steps={self.ddim_steps} over T={self.T} would reach t = T; pick another count")
 
 
 PRESETS: dict[str, Config] = {
@@ -96,7 +104,7 @@ PRESETS: dict[str, Config] = {
     # `iclr25-dynamical-diffusion reproduce --scale full --device cuda`: ~6-8 h on one H100-class GPU (estimated
     # from the CPU per-step cost; not run here).
     "full": Config(
-        dataset="pde2d",
+        dataset="ns2d",
         size=64,
         n_context=4,
         n_future=11,
@@ -118,8 +126,13 @@ PRESETS: dict[str, Config] = {
 # -- data and models ----------------------------------------------------------------------------------------------
 
 
-def make_data(config: Config, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Train and test sequences (N, S, 1, *grid), scaled by the training max |value|."""
+def make_data(config: Config, seed: int, device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
+    """Train and test sequences (N, S, C, *grid), scaled by the training max |value|.
+
+    `device` runs the Navier-Stokes solver (ns2d) there; the other generators are numpy.
+    """
+    from functools import partial
+
     from iclr25.dynamical_diffusion import data
 
     S = config.n_context + config.n_future
@@ -127,8 +140,10 @@ def make_data(config: Config, seed: int) -> tuple[np.ndarray, np.ndarray]:
         sim = data.simulate_advection_diffusion_1d
     elif config.dataset == "pde2d":
         sim = data.simulate_advection_diffusion
-    else:
+    elif config.dataset == "heat":
         sim = data.simulate_heat
+    else:
+        sim = partial(data.simulate_navier_stokes_2d, device=device)
     train = sim(config.n_train, n_frames=S, n_context=config.n_context, size=config.size, seed=seed)
     test = sim(config.n_test, n_frames=S, n_context=config.n_context, size=config.size, seed=seed + 10_000)
     scale = float(np.abs(train).max())
@@ -144,7 +159,8 @@ def make_model(config: Config, gamma_ratio: float, dependent_noise: bool | None 
     from iclr25.dynamical_diffusion.models import FrameStackUNet
 
     dims = 1 if config.dataset == "pde1d" else 2
-    net = FrameStackUNet(config.n_context + config.n_future, 1, dims, config.width, tuple(config.ch_mult))
+    channels = 2 if config.dataset == "ns2d" else 1  # ns2d frames are velocity (u, v)
+    net = FrameStackUNet(config.n_context + config.n_future, channels, dims, config.width, tuple(config.ch_mult))
     return DynamicalDiffusion(
         net,
         T=config.T,
@@ -303,10 +319,14 @@ def _run_seeds_in_processes(config: Config, seeds: list[int], device: str, logge
     with ProcessPoolExecutor(min(config.workers, len(seeds)), mp_context=context) as pool:
         futures = [pool.submit(_run_seed, config, s, device, i == 0) for i, s in enumerate(seeds)]
         results = []
-        for future in futures:
-            result = future.result()
-            _log_seed(logger, result, config)
-            results.append(result)
+        try:
+            for future in futures:
+                result = future.result()
+                _log_seed(logger, result, config)
+                results.append(result)
+        except BaseException:
+            pool.shutdown(cancel_futures=True)  # do not train the queued seeds after one has failed
+            raise
     return results
 
 
@@ -325,7 +345,7 @@ def _run_seed(config: Config, seed: int, device: str, figures: bool = False, log
 
     configure_torch(device, threads=config.threads)
     dev = torch.device(device)
-    train_np, test_np = make_data(config, seed)
+    train_np, test_np = make_data(config, seed, device)
     train_x = torch.from_numpy(train_np).to(dev)
     test_x = torch.from_numpy(test_np).to(dev)
     cond = test_x[:, : config.n_context]
