@@ -230,3 +230,14 @@ def test_umbrella_readme_refreshes_the_results_block(
     assert cli.main(["readme", "fake"]) == 2
     assert "no results block for scale 'quick'" in capsys.readouterr().err
     assert cli.main(["readme"]) == 2
+
+
+def test_rerun_command_names_the_seed_and_every_changed_field() -> None:
+    presets = {"quick": Config()}
+    assert cli.rerun_command("demo", "quick", Config(), presets) == "iclr25-demo reproduce --scale quick"
+    changed = Config(steps=5, widths=(3, 4), limit=0.5, fast=True)
+    command = cli.rerun_command("demo", "quick", changed, presets, seed=2)
+    assert command == "iclr25-demo reproduce --scale quick --seed 2 steps=5 fast=True widths=3,4 limit=0.5"
+    assert cli.build_config(presets["quick"], None, command.split()[6:]) == changed  # read back as it was
+    # a config given without a preset of that name: only the scale is known
+    assert cli.rerun_command("demo", "custom", changed, presets) == "iclr25-demo reproduce --scale custom"

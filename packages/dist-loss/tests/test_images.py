@@ -67,7 +67,7 @@ def test_image_training_step_on_tiny_dir_folder(tmp_path: Path) -> None:
     assert all(np.isfinite([m["all_mae"], m["balanced_mae"], m["train_w1"]]).all() for m in metrics.values())
     assert speed["stage1_l1_samples_per_s"] > 0
     report = run("full", tmp_path / "out", device="cpu", config=cfg)
-    assert report.command.endswith(f"data_dir={root}")
+    assert f"data_dir={root}" in report.command.split()
     assert {c.name for c in report.claims} >= {"few_shot_mae_ratio", "w1_ratio"}
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from iclr25.dynamical_diffusion.reproduce import PRESETS, Config, _command, exact_checks, model_variants, run
-from iclr25.shared.cli import build_config
+from iclr25.dynamical_diffusion.reproduce import PRESETS, SLUG, Config, exact_checks, model_variants, run
+from iclr25.shared.cli import build_config, rerun_command
 from iclr25.shared.results import Report
 
 
@@ -86,10 +86,12 @@ def test_existing_run_folder_is_not_overwritten(tmp_path: Path) -> None:
 
 
 def test_report_command_names_the_overrides() -> None:
-    assert _command("quick", PRESETS["quick"]) == "iclr25-dynamical-diffusion reproduce --scale quick"
-    changed = replace(PRESETS["quick"], seeds=1, ch_mult=(1, 2))
-    command = _command("quick", changed)
-    assert command == "iclr25-dynamical-diffusion reproduce --scale quick ch_mult=1,2 seeds=1"
+    assert (
+        rerun_command(SLUG, "quick", PRESETS["quick"], PRESETS) == "iclr25-dynamical-diffusion reproduce --scale quick"
+    )
+    changed = replace(PRESETS["quick"], seeds=1, ch_mult=(1, 2), clip_ablation=None)
+    command = rerun_command(SLUG, "quick", changed, PRESETS)
+    assert command == "iclr25-dynamical-diffusion reproduce --scale quick ch_mult=1,2 seeds=1 clip_ablation=None"
     assert build_config(PRESETS["quick"], None, command.split()[4:]) == changed  # the command reruns that config
 
 

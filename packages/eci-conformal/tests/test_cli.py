@@ -78,7 +78,10 @@ def test_reproduce_small_override(tmp_path, capsys):
     report = Report.read(out)
     assert report.figures and all((out / f).stat().st_size > 0 for f in report.figures)
     assert code == (1 if report.failed_gated else 0)
-    assert report.config["seeds"] == 1 and report.command == "iclr25-eci-conformal reproduce --scale quick"
+    assert report.config["seeds"] == 1
+    # the recorded command reruns this run: the seed and every override
+    assert report.command.startswith("iclr25-eci-conformal reproduce --scale quick --seed 3 ")
+    assert {"seeds=1", "settings=changepoint", "extras=False", "validity_n=4000"} <= set(report.command.split())
     assert {c.name for c in report.claims} >= {"coverage_changepoint", "width_noninferior_changepoint"}
     assert "results written to" in capsys.readouterr().out
     assert main(["reproduce", "--out", str(tmp_path / "x"), "settings=mars"]) == 2

@@ -74,6 +74,20 @@ def resolve_preset(presets: dict[str, T], scale: str, config: T | None = None) -
     return presets[scale]
 
 
+def rerun_command(slug: str, scale: str, config: Any, presets: dict[str, Any], seed: int = 0) -> str:
+    """The command that reruns a reproduction: its preset, `--seed` unless 0, and a `key=value` per field of
+    `config` that differs from the preset (in the form `build_config` reads back), for a Report's `command`."""
+    command = f"iclr25-{slug} reproduce --scale {scale}" + (f" --seed {seed}" if seed else "")
+    if scale not in presets:
+        return command
+    base = dataclasses.asdict(presets[scale])
+    for key, value in dataclasses.asdict(config).items():
+        if value != base.get(key):
+            text = ",".join(map(str, value)) if isinstance(value, tuple | list) else str(value)
+            command += f" {key}={text}"
+    return command
+
+
 def parse_overrides(items: Sequence[str]) -> dict[str, str]:
     """Turn ``["lr=0.1", "steps=10"]`` into ``{"lr": "0.1", "steps": "10"}``."""
     out: dict[str, str] = {}

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from iclr25.dist_loss.names import HEAD_INITS, METHODS
-from iclr25.shared.cli import default_run_dir, resolve_preset
+from iclr25.shared.cli import default_run_dir, rerun_command, resolve_preset
 from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
 
 SLUG = "dist-loss"
@@ -407,8 +407,7 @@ def run(
         config=asdict(config),
         throughput=throughput,
         runtime_s=time.perf_counter() - start,
-        command=f"iclr25-{SLUG} reproduce --scale {scale}"
-        + (f" data_dir={config.data_dir}" if config.data_dir else ""),
+        command=rerun_command(SLUG, scale, config, PRESETS, seed),
         figures=figures,
         notes=(
             f"Means (std) over seeds of test metrics on {setting[0]}; rrt_* = stage 2 "

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from iclr25.shared.cli import default_run_dir, resolve_preset
+from iclr25.shared.cli import default_run_dir, rerun_command, resolve_preset
 from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
 
 SLUG = "dynamical-diffusion"
@@ -303,7 +303,7 @@ def run(
             results = _run_seeds_in_processes(config, seeds, str(dev), logger)
     per_seed = [r["row"] for r in results]
     timing = {k: sum(r["timing"][k] for r in results) for k in results[0]["timing"]}
-    report = _build_report(scale, config, checks, per_seed, timing)
+    report = _build_report(scale, config, checks, per_seed, timing, seed)
     report.figures = _figures(run_dir, config, results[0]["figure_data"], per_seed)
     report.runtime_s = time.perf_counter() - start
     report.write(run_dir)
@@ -423,6 +423,7 @@ def _build_report(
     checks: dict[str, float],
     per_seed: list[dict[str, Any]],
     timing: dict[str, float],
+    seed: int,
 ) -> Report:
     crps = {m: [row[m]["crps"] for row in per_seed] for m in ("dpm", "dydiff")}
     mse = {m: [row[m]["ens_mse"] for row in per_seed] for m in ("dpm", "dydiff")}
@@ -532,26 +533,13 @@ def _build_report(
         metrics=metrics,
         config=asdict(config),
         throughput=throughput,
-        command=_command(scale, config),
+        command=rerun_command(SLUG, scale, config, PRESETS, seed),
         notes=(
             "Sampled frames/s counts future frames of every ensemble member (DDIM "
             f"{config.ddim_steps} steps). The benchmark claims are reported, not gated: seed noise is larger "
             "than the DyDiff-DPM gap at this scale."
         ),
     )
-
-
-def _command(scale: str, config: Config) -> str:
-    """The CLI command that reruns this report: the preset plus a key=value override per changed field."""
-    command = f"iclr25-{SLUG} reproduce --scale {scale}"
-    if scale not in PRESETS:
-        return command
-    base = asdict(PRESETS[scale])
-    for key, value in asdict(config).items():
-        if value != base[key]:
-            text = ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
-            command += f" {key}={text}"
-    return command
 
 
 def _figures(run_dir: Path, config: Config, data: dict[str, Any], per_seed: list[dict[str, Any]]) -> list[str]:

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from iclr25.shared.cli import default_run_dir, resolve_preset
+from iclr25.shared.cli import default_run_dir, rerun_command, resolve_preset
 from iclr25.shared.results import Claim, Report, atomic_write_json, prepare_run_dir
 
 SLUG = "eci-conformal"
@@ -614,7 +614,7 @@ def run(
         config=asdict(config),
         throughput=throughput,
         runtime_s=time.perf_counter() - start,
-        command=f"iclr25-eci-conformal reproduce --scale {scale}",
+        command=rerun_command("eci-conformal", scale, config, PRESETS, seed),
         figures=figures,
         notes=notes,
     )

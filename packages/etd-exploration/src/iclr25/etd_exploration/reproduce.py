@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from iclr25.shared.cli import resolve_preset
+from iclr25.shared.cli import rerun_command, resolve_preset
 from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
 
 SLUG = "etd-exploration"
@@ -348,7 +348,7 @@ def run(
         config=asdict(config) | {"seed": seed, "device": dev, "torch_threads": torch.get_num_threads()},
         throughput=throughput,
         runtime_s=time.perf_counter() - start,
-        command=f"iclr25-{SLUG} reproduce --scale {scale}",
+        command=rerun_command(SLUG, scale, config, PRESETS, seed),
         figures=figures,
         notes=notes,
     )

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from iclr25.shared.cli import resolve_preset
+from iclr25.shared.cli import rerun_command, resolve_preset
 
 SLUG = "highway-bp"
 
@@ -438,7 +438,7 @@ def run(
         config=asdict(config),
         throughput=throughput,
         runtime_s=time.perf_counter() - start,
-        command=f"iclr25-highway-bp reproduce --scale {scale}",
+        command=rerun_command("highway-bp", scale, config, PRESETS, seed),
         figures=figures,
         notes=(
             "Accuracies are means over seeds; step times are mean wall-clock ms per training step "

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from iclr25.shared.cli import default_run_dir, resolve_preset
+from iclr25.shared.cli import default_run_dir, rerun_command, resolve_preset
 from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
 
 SLUG = "lrnn-state-tracking"
@@ -433,7 +433,7 @@ def _run(
         config=asdict(config),
         throughput=throughput,
         runtime_s=time.perf_counter() - start,
-        command=f"iclr25-{SLUG} reproduce --scale {scale}" + (f" --seed {seed}" if seed else ""),
+        command=rerun_command(SLUG, scale, config, PRESETS, seed),
         figures=figures,
         notes=_notes(config),
     )

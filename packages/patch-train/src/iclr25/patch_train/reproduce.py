@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iclr25.shared.cli import resolve_preset
+from iclr25.shared.cli import rerun_command, resolve_preset
 from iclr25.shared.results import Claim, Report, prepare_run_dir
 
 SLUG = "patch-train"
@@ -393,7 +393,7 @@ def run(
         config=asdict(config),
         throughput=throughput,
         runtime_s=runtime,
-        command=f"iclr25-patch-train reproduce --scale {scale}",
+        command=rerun_command("patch-train", scale, config, PRESETS, seed),
         figures=figures,
         notes=_notes(metrics, config),
     )

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from iclr25.shared.cli import default_run_dir, resolve_preset
+from iclr25.shared.cli import default_run_dir, rerun_command, resolve_preset
 from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
 
 SLUG = "sa-gfn"
@@ -390,7 +390,7 @@ def run(
         config=asdict(config),
         throughput=throughput,
         runtime_s=time.perf_counter() - start,
-        command=f"iclr25-sa-gfn reproduce --scale {scale}",
+        command=rerun_command("sa-gfn", scale, config, PRESETS, seed),
         figures=figures,
         notes=(
             "All target-distribution metrics are exact (dynamic programming over the grid) and computed on the "
