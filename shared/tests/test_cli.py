@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from iclr25.shared import cli
+from iclr25.shared import cli, run
 from iclr25.shared.paper import Paper
 
 
@@ -88,7 +88,7 @@ def test_parser_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_default_run_dir_is_under_runs() -> None:
-    path = cli.default_run_dir("demo", "reproduce", "quick")
+    path = run.default_run_dir("demo", "reproduce", "quick")
     assert path.parts[:2] == ("runs", "demo") and path.name.startswith("reproduce-quick-")
 
 
@@ -98,15 +98,16 @@ def fake_paper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Paper:
     (tmp_path / "fake_iclr25_paper.py").write_text(
         textwrap.dedent(
             """
-            from iclr25.shared.results import Claim, Report, prepare_run_dir
+            from iclr25.shared.results import Claim
+            from iclr25.shared.run import start_run
+
+            PRESETS = {"quick": {"steps": 1}, "full": {"steps": 2}}
 
             def run(scale, out, *, seed=0, device="auto", wandb="off", overwrite=False, config=None):
-                run_dir = prepare_run_dir(out, overwrite)
-                holds = scale != "full"
-                claim = Claim("works", "it works", paper=1.0, ours=float(seed), margin=">= 0", holds=holds, gated=True)
-                report = Report(paper="fake", scale=scale, claims=[claim])
-                report.write(run_dir)
-                return report
+                with start_run("fake", scale, PRESETS, out=out, seed=seed, overwrite=overwrite, config=config) as run:
+                    holds = scale != "full"
+                    claim = Claim("works", "it works", paper=1.0, ours=float(seed), margin=">= 0", holds=holds, gated=True)
+                    return run.report([claim], {})
 
             def main(argv=None):
                 print("fake cli", argv)
@@ -150,8 +151,8 @@ def test_umbrella_reproduce_all_prints_claims_table(
     assert "| fake | works | 1 | 4 | >= 0 | holds (gated) |" in printed
     assert (out / "fake" / "results.json").is_file()  # --all: one folder per paper
     # the folder exists now: a second run refuses to overwrite it and says so
-    assert cli.main(["reproduce", "fake", "--out", str(out / "fake")]) == 1
-    assert "already holds results" in capsys.readouterr().err
+    assert cli.main(["reproduce", "fake", "--out", str(out / "fake")]) == 2
+    assert "already holds a complete run" in capsys.readouterr().err
     assert cli.main(["reproduce", "fake", "--out", str(out / "fake"), "--overwrite", "--scale", "full"]) == 1
     assert "gated claim 'works' does not hold" in capsys.readouterr().err
     assert cli.main(["reproduce"]) == 2
@@ -198,11 +199,11 @@ def test_paper_validates_its_fields() -> None:
 
 def test_resolve_preset() -> None:
     presets = {"quick": Config(steps=1), "full": Config(steps=2)}
-    assert cli.resolve_preset(presets, "full") == Config(steps=2)
+    assert run.resolve_preset(presets, "full") == Config(steps=2)
     own = Config(steps=9)
-    assert cli.resolve_preset(presets, "quick", own) is own
+    assert run.resolve_preset(presets, "quick", own) is own
     with pytest.raises(ValueError, match="unknown scale 'huge': scale must be one of quick, full"):
-        cli.resolve_preset(presets, "huge")
+        run.resolve_preset(presets, "huge")
 
 
 def test_umbrella_readme_refreshes_the_results_block(
@@ -234,10 +235,10 @@ def test_umbrella_readme_refreshes_the_results_block(
 
 def test_rerun_command_names_the_seed_and_every_changed_field() -> None:
     presets = {"quick": Config()}
-    assert cli.rerun_command("demo", "quick", Config(), presets) == "iclr25-demo reproduce --scale quick"
+    assert run.rerun_command("demo", "quick", Config(), presets) == "iclr25-demo reproduce --scale quick"
     changed = Config(steps=5, widths=(3, 4), limit=0.5, fast=True)
-    command = cli.rerun_command("demo", "quick", changed, presets, seed=2)
+    command = run.rerun_command("demo", "quick", changed, presets, seed=2)
     assert command == "iclr25-demo reproduce --scale quick --seed 2 steps=5 fast=True widths=3,4 limit=0.5"
     assert cli.build_config(presets["quick"], None, command.split()[6:]) == changed  # read back as it was
     # a config given without a preset of that name: only the scale is known
-    assert cli.rerun_command("demo", "custom", changed, presets) == "iclr25-demo reproduce --scale custom"
+    assert run.rerun_command("demo", "custom", changed, presets) == "iclr25-demo reproduce --scale custom"

@@ -14,11 +14,9 @@ from iclr25.shared.results import (
     SCHEMA_VERSION,
     Claim,
     Report,
-    RunExistsError,
     atomic_write_json,
     atomic_write_text,
     claims_table,
-    prepare_run_dir,
     readme_block,
     save_figure,
 )
@@ -101,18 +99,6 @@ def test_atomic_writes_get_the_permissions_of_a_plain_open(tmp_path: Path) -> No
     assert mode == 0o644
     assert stat.S_IMODE((tmp_path / "a.txt").stat().st_mode) == mode
     assert stat.S_IMODE((tmp_path / "f.png").stat().st_mode) == mode
-
-
-def test_run_dir_is_never_silently_overwritten(tmp_path: Path) -> None:
-    run = prepare_run_dir(tmp_path / "run")
-    (run / "results.json").write_text("{}")
-    with pytest.raises(RunExistsError, match="--overwrite"):
-        prepare_run_dir(run)
-    again = prepare_run_dir(run, overwrite=True)
-    assert again == run and not any(run.iterdir())
-    (tmp_path / "file").write_text("x")
-    with pytest.raises(RunExistsError, match="not a folder"):
-        prepare_run_dir(tmp_path / "file", overwrite=True)
 
 
 def test_claims_table_and_readme_block() -> None:

@@ -6,8 +6,7 @@ wandb load only when a function that needs them is called.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from iclr25.shared.run import lazy_exports
 
 _EXPORTS = {
     "Paper": "paper",
@@ -15,10 +14,13 @@ _EXPORTS = {
     "Claim": "results",
     "Report": "results",
     "RunExistsError": "results",
-    "prepare_run_dir": "results",
     "atomic_write_text": "results",
     "atomic_write_json": "results",
     "save_figure": "results",
+    "start_run": "run",
+    "prepare_run_dir": "run",
+    "RunFolderError": "run",
+    "progress": "progress",
     "CliError": "cli",
     "seed_everything": "seed",
     "pick_device": "device",
@@ -28,9 +30,4 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -12,19 +12,20 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import importlib
+import os
 import sys
 import time
 import types
 import typing
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from iclr25.shared.paper import Paper, discover_papers
+from iclr25.shared.progress import set_quiet
+from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder, default_run_dir
 
-WANDB_MODES = ("off", "offline", "online")
-DEVICES = ("auto", "cpu", "cuda", "mps")
 T = TypeVar("T")
 
 
@@ -56,36 +57,9 @@ def add_run_args(
     parser.add_argument("--seed", type=int, default=0, help="base random seed (default: %(default)s)")
     parser.add_argument("--device", choices=DEVICES, default="auto", help="compute device (default: %(default)s)")
     parser.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: %(default)s)")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing run folder")
+    parser.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. lr=0.01")
-
-
-def default_run_dir(slug: str, command: str, scale: str) -> Path:
-    """`runs/<slug>/<command>-<scale>-<YYYYmmdd-HHMMSS>` under the current folder: unique per run."""
-    return Path("runs") / slug / f"{command}-{scale}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-
-
-def resolve_preset(presets: dict[str, T], scale: str, config: T | None = None) -> T:
-    """`config` if given, else the preset named `scale`; an unknown scale is a ValueError naming the allowed ones."""
-    if config is not None:
-        return config
-    if scale not in presets:
-        raise ValueError(f"unknown scale {scale!r}: scale must be one of {', '.join(presets)}")
-    return presets[scale]
-
-
-def rerun_command(slug: str, scale: str, config: Any, presets: dict[str, Any], seed: int = 0) -> str:
-    """The command that reruns a reproduction: its preset, `--seed` unless 0, and a `key=value` per field of
-    `config` that differs from the preset (in the form `build_config` reads back), for a Report's `command`."""
-    command = f"iclr25-{slug} reproduce --scale {scale}" + (f" --seed {seed}" if seed else "")
-    if scale not in presets:
-        return command
-    base = dataclasses.asdict(presets[scale])
-    for key, value in dataclasses.asdict(config).items():
-        if value != base.get(key):
-            text = ",".join(map(str, value)) if isinstance(value, tuple | list) else str(value)
-            command += f" {key}={text}"
-    return command
 
 
 def parse_overrides(items: Sequence[str]) -> dict[str, str]:
@@ -185,36 +159,68 @@ def build_config(base: T, config_file: Path | None = None, overrides: Sequence[s
     return apply_overrides(config, parse_overrides(overrides))
 
 
+def _one_line(e: BaseException) -> str:
+    """The message of a user error, on one line."""
+    if isinstance(e, KeyError) and e.args:
+        return str(e.args[0])
+    if isinstance(e, OSError) and e.strerror and not isinstance(e, FileExistsError | FileNotFoundError):
+        return f"{e.strerror}: {e.filename}" if e.filename else e.strerror
+    if isinstance(e, FileNotFoundError) and e.filename and e.strerror:
+        return f"{e.filename} does not exist"
+    if isinstance(e, ModuleNotFoundError):
+        return f"this command needs the optional package {e.name!r}, which is not installed (pip install {e.name})"
+    text = " ".join(str(e).split())
+    return text or type(e).__name__
+
+
+def _user_error(e: BaseException) -> bool:
+    """Errors a user's input causes (bad values, files, folders, a missing optional package), as opposed to bugs."""
+    if isinstance(e, ModuleNotFoundError):
+        return not (e.name or "").startswith("iclr25")
+    return isinstance(e, CliError | ValueError | OSError | KeyError | EOFError)
+
+
 def guarded(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
-    """Decorate a CLI `main`: user errors become one stderr line and exit code 2, never a traceback."""
+    """Decorate a CLI `main`: user errors become one stderr line and exit code 2, never a traceback;
+    Ctrl-C becomes one "interrupted" line and exit code 130."""
 
     def wrap(fn: Callable[..., int]) -> Callable[..., int]:
         @functools.wraps(fn)
         def inner(*args: Any, **kwargs: Any) -> int:
             try:
                 return fn(*args, **kwargs)
-            except (CliError, ValueError, FileNotFoundError, FileExistsError, KeyError) as e:
-                message = e.args[0] if isinstance(e, KeyError) and e.args else e
-                print(f"{prog}: error: {message}", file=sys.stderr)
-                return 2
             except KeyboardInterrupt:
                 print(f"{prog}: interrupted", file=sys.stderr)
                 return 130
+            except Exception as e:
+                if not _user_error(e):
+                    raise
+                print(f"{prog}: error: {_one_line(e)}", file=sys.stderr)
+                return 2
 
         return inner
 
     return wrap
 
 
-def reproduce_command(slug: str, args: argparse.Namespace, run: Callable[..., Any], presets: dict[str, Any]) -> int:
-    """The `reproduce` verb every package shares: preset -> config -> run -> claims table -> exit code.
+def reproduce_command(
+    slug: str, args: argparse.Namespace, run: Callable[..., Any] | str, presets: dict[str, Any]
+) -> int:
+    """The `reproduce` verb every package shares: flags -> config -> run -> claims table -> exit code.
 
-    `run` is the package's `reproduce.run`; it gets the merged config and the common flags. Returns 1
-    when a gated claim does not hold, else 0.
+    `run` is the package's `reproduce.run` or its dotted path ("module:function"), imported only after the
+    run folder and the config values have been checked, so bad input is refused before torch loads.
+    Returns 1 when a gated claim does not hold, else 0.
     """
     from iclr25.shared.results import claims_table
 
+    if args.out is not None:
+        check_run_folder(args.out, args.overwrite)
     config = build_config(presets[args.scale], args.config, args.overrides)
+    set_quiet(getattr(args, "quiet", False))
+    if isinstance(run, str):
+        module, _, attr = run.partition(":")
+        run = getattr(importlib.import_module(module), attr)
     out = args.out or default_run_dir(slug, "reproduce", args.scale)
     report = run(
         scale=args.scale,
@@ -266,50 +272,144 @@ def _cmd_info(paper: Paper) -> int:
     return 0
 
 
+def _recorded_runtime(paper: Paper, scale: str) -> float | None:
+    """The wall time of the package's committed `results/<scale>` run, when installed from a source checkout."""
+    import json
+
+    root = package_root(paper)
+    try:
+        data = json.loads((root / "results" / scale / "results.json").read_text()) if root else None
+    except (OSError, ValueError):
+        return None
+    runtime = data.get("runtime_s") if isinstance(data, dict) else None
+    return float(runtime) if isinstance(runtime, int | float) and runtime > 0 else None
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+def _reproduce_one(slug: str, kwargs: dict[str, Any], threads: int | None = None) -> dict[str, Any]:
+    """Run one paper's reproduction (in this process or a worker) and return its report as a dict."""
+    if threads:
+        os.environ["ICLR25_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(threads)
+    report = discover_papers()[slug].load_reproduce()(**kwargs)
+    return report.to_dict()
+
+
 def _cmd_reproduce(papers: dict[str, Paper], args: argparse.Namespace) -> int:
-    from iclr25.shared.results import claims_table
+    from iclr25.shared.results import Report, claims_table
 
     if args.all == bool(args.slug):
         raise CliError("give one paper slug or --all")
+    if args.jobs < 1:
+        raise CliError(f"--jobs must be >= 1, got {args.jobs}")
+    set_quiet(args.quiet)
     chosen = list(papers.values()) if args.all else [_find(papers, args.slug)]
     if not chosen:
         print("No iclr25 paper packages are installed, so there is nothing to reproduce.")
         print(claims_table([], paper_column=True))
         return 0
-    base_out: Path | None = args.out if args.all else None
-    rows, failures = [], []
-    for paper in chosen:
-        if args.scale not in paper.scales:
-            failures.append(f"{paper.slug}: no {args.scale!r} scale (has {', '.join(paper.scales)})")
-            continue
-        out = (
-            (base_out / paper.slug) if base_out else (args.out or default_run_dir(paper.slug, "reproduce", args.scale))
-        )
-        print(f"== {paper.slug}: {args.scale} reproduction -> {out}", flush=True)
-        start = time.perf_counter()
-        try:
-            report = paper.load_reproduce()(
-                scale=args.scale,
-                out=out,
-                seed=args.seed,
-                device=args.device,
-                wandb=args.wandb,
-                overwrite=args.overwrite,
-            )
-        except Exception as e:  # one paper's failure must not hide the others' results
-            failures.append(f"{paper.slug}: {type(e).__name__}: {e}")
-            continue
-        print(f"   done in {time.perf_counter() - start:.1f} s", flush=True)
-        rows.append((paper.slug, report))
-        failures += [f"{paper.slug}: gated claim {c.name!r} does not hold" for c in report.failed_gated]
+    failures = [
+        f"{p.slug}: no {args.scale!r} scale (has {', '.join(p.scales)})" for p in chosen if args.scale not in p.scales
+    ]
+    chosen = [p for p in chosen if args.scale in p.scales]
+    outs = {
+        p.slug: (args.out / p.slug)
+        if args.all and args.out
+        else (args.out or default_run_dir(p.slug, "reproduce", args.scale))
+        for p in chosen
+    }
+    for out in outs.values():
+        check_run_folder(out, args.overwrite)
+    common = {"scale": args.scale, "seed": args.seed, "device": args.device, "wandb": args.wandb}
+    common["overwrite"] = args.overwrite
+    recorded = {p.slug: _recorded_runtime(p, args.scale) for p in chosen}
+    reports: dict[str, Report] = {}
+    interrupted = False
+
+    def done(slug: str, result: dict[str, Any] | BaseException, seconds: float) -> None:
+        if isinstance(result, BaseException):
+            failures.append(f"{slug}: {_one_line(result)}")
+            print(f"   {slug}: failed after {_minutes(seconds)}", flush=True)
+            return
+        report = reports[slug] = Report.from_dict(result)
+        failures.extend(f"{slug}: gated claim {c.name!r} does not hold" for c in report.failed_gated)
+        print(f"   {slug}: done in {_minutes(seconds)} -> {outs[slug]}", flush=True)
+
+    try:
+        if args.jobs == 1 or len(chosen) == 1:
+            for i, paper in enumerate(chosen):
+                left = sum(recorded[p.slug] or 0.0 for p in chosen[i:])
+                estimate = (
+                    f"recorded run {_minutes(recorded[paper.slug])}" if recorded[paper.slug] else "no recorded run"
+                )
+                print(
+                    f"== [{i + 1}/{len(chosen)}] {paper.slug}: {args.scale} reproduction ({estimate}; "
+                    f"about {_minutes(left)} of recorded runs left)",
+                    flush=True,
+                )
+                start = time.perf_counter()
+                try:
+                    result: dict[str, Any] | BaseException = _reproduce_one(
+                        paper.slug, {**common, "out": outs[paper.slug]}
+                    )
+                except Exception as e:  # one paper's failure must not hide the others' results
+                    result = e
+                done(paper.slug, result, time.perf_counter() - start)
+        else:
+            _reproduce_parallel(chosen, outs, common, args.jobs, recorded, done)
+    except KeyboardInterrupt:
+        interrupted = True
     print()
     lines = claims_table([], paper_column=True).splitlines()
-    for slug, report in rows:
+    for slug, report in reports.items():
         lines += claims_table(report.claims, paper_column=True, slug=slug).splitlines()[2:]
     print("\n".join(lines))
     for failure in failures:
         print(f"iclr25: {failure}", file=sys.stderr)
+    if interrupted:
+        print(f"iclr25: interrupted ({len(reports)} of {len(chosen)} papers finished)", file=sys.stderr)
+        return 130
     return 1 if failures else 0
+
+
+def _reproduce_parallel(
+    chosen: list[Paper],
+    outs: dict[str, Path],
+    common: dict[str, Any],
+    jobs: int,
+    recorded: dict[str, float | None],
+    done: Callable[[str, Any, float], None],
+) -> None:
+    """Papers in `jobs` spawned processes, the cores split between them, longest recorded run first."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    order = sorted(chosen, key=lambda p: -(recorded[p.slug] or 0.0))
+    total = sum(v or 0.0 for v in recorded.values())
+    print(
+        f"== {len(order)} papers in {jobs} processes ({threads} thread(s) each); about {_minutes(total / jobs)} "
+        "from their recorded runs",
+        flush=True,
+    )
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        started = time.perf_counter()
+        pending = {pool.submit(_reproduce_one, p.slug, {**common, "out": outs[p.slug]}, threads): p.slug for p in order}
+        try:
+            while pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    slug = pending.pop(future)
+                    error = future.exception()
+                    done(slug, error if error is not None else future.result(), time.perf_counter() - started)
+                if pending:
+                    print(f"   {len(pending)} running or queued: {', '.join(sorted(pending.values()))}", flush=True)
+        except KeyboardInterrupt:
+            for future in pending:
+                future.cancel()
+            raise
 
 
 def package_root(paper: Paper) -> Path | None:
@@ -363,12 +463,16 @@ def _umbrella_parser(papers: dict[str, Paper]) -> Parser:
     rep = sub.add_parser("reproduce", help="run reproductions and print their claims table")
     rep.add_argument("slug", nargs="?", help="paper to reproduce (or --all)")
     rep.add_argument("--all", action="store_true", help="every installed paper")
-    rep.add_argument("--scale", default="quick", help="quick (CPU, minutes) or full (one GPU)")
+    rep.add_argument(
+        "--scale", default="quick", help="ci (CPU, seconds), quick (CPU, minutes to an hour) or full (GPU)"
+    )
+    rep.add_argument("--jobs", type=int, default=1, help="papers run in parallel processes (default: %(default)s)")
+    rep.add_argument("--quiet", action="store_true", help="no progress output")
     rep.add_argument("--out", type=Path, help="run folder (with --all: a folder per paper inside it)")
     rep.add_argument("--seed", type=int, default=0)
     rep.add_argument("--device", choices=DEVICES, default="auto")
     rep.add_argument("--wandb", choices=WANDB_MODES, default="off")
-    rep.add_argument("--overwrite", action="store_true", help="replace existing run folders")
+    rep.add_argument("--overwrite", action="store_true", help="replace run folders earlier runs made")
     readme = sub.add_parser("readme", help="rewrite a package README's results table from its committed results")
     readme.add_argument("slug", nargs="?", help="paper whose README to refresh (or --all)")
     readme.add_argument("--all", action="store_true", help="every installed paper")

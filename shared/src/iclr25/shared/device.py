@@ -61,11 +61,14 @@ def pick_precision(device: str) -> str:
 
 
 def configure_torch(device: str, threads: int | None = None) -> None:
-    """Thread count on CPU (default: all cores) and TF32 matmuls on CUDA."""
+    """Thread count on CPU (default: all cores, at most ICLR25_THREADS when a parent process split the cores
+    between parallel runs) and TF32 matmuls on CUDA."""
     import torch
 
     if device == "cpu":
-        torch.set_num_threads(threads or os.cpu_count() or 1)
+        cap = int(os.environ.get("ICLR25_THREADS") or 0) or None
+        wanted = threads or os.cpu_count() or 1
+        torch.set_num_threads(min(wanted, cap) if cap else wanted)
     elif device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True

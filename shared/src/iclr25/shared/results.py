@@ -1,8 +1,8 @@
 """Claims and reports: the schema every reproduction writes and the umbrella CLI and tests read back.
 
 A run folder holds `results.json` (the schema below), `report.md` (the same, for people) and figures.
-Every file is written atomically (temporary file + rename) and a run folder is never overwritten
-unless the caller asks for it.
+Every file is written atomically (temporary file + rename); run folders themselves are managed by
+`iclr25.shared.run` (marker, lock, safe replacement).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import json
 import math
 import os
 import platform
-import shutil
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -105,7 +104,8 @@ class Report:
     metrics: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     throughput: dict[str, float] = field(default_factory=dict)  # e.g. {"train_samples_per_s": ...}
-    runtime_s: float = 0.0
+    runtime_s: float = 0.0  # wall-clock seconds
+    cpu_s: float = 0.0  # CPU seconds (user + system, this process and its finished children)
     command: str = ""  # the command that produced it
     figures: list[str] = field(default_factory=list)  # file names inside the run folder
     notes: str = ""
@@ -170,7 +170,7 @@ class Report:
         lines += [
             "## Environment",
             "",
-            f"Runtime {self.runtime_s:.1f} s. {env}. Created {self.created}.",
+            f"Runtime {self.runtime_s:.1f} s wall, {self.cpu_s:.1f} s CPU. {env}. Created {self.created}.",
             "",
         ]
         return "\n".join(lines)
@@ -311,16 +311,3 @@ def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> Path:
     finally:
         plt.close(fig)
     return path
-
-
-def prepare_run_dir(run_dir: str | Path, overwrite: bool = False) -> Path:
-    """Create `run_dir` for a new run; refuse (RunExistsError) if it already holds files, unless `overwrite`."""
-    run_dir = Path(run_dir)
-    if run_dir.exists() and not run_dir.is_dir():
-        raise RunExistsError(f"{run_dir} exists and is not a folder")
-    if run_dir.is_dir() and any(run_dir.iterdir()):
-        if not overwrite:
-            raise RunExistsError(f"{run_dir} already holds results; pass --overwrite or choose another --out")
-        shutil.rmtree(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    return run_dir

@@ -68,8 +68,19 @@ def make_trainer(
 
 
 def fit(trainer: Any, module: Any, *args: Any, **kwargs: Any) -> Any:
-    """`trainer.fit(...)`, then always close wandb, even when training raised."""
+    """`trainer.fit(...)`, then always close wandb, even when training raised.
+
+    Lightning answers Ctrl-C with `sys.exit(1)`, the code of "a gated claim fails"; it becomes a
+    KeyboardInterrupt again, so the run is marked interrupted and the CLI exits 130.
+    """
+    import signal
+
     try:
         return trainer.fit(module, *args, **kwargs)
+    except SystemExit as e:
+        if trainer.interrupted:
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # Lightning ignores further Ctrl-C
+            raise KeyboardInterrupt from e
+        raise
     finally:
         finish_wandb()

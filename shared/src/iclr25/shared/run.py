@@ -1,0 +1,433 @@
+"""The run layer every reproduction and every verb that writes results uses (library code; `cli.py` only parses).
+
+    with start_run(SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb,
+                   overwrite=overwrite, config=config) as run:
+        metrics = measure(run.config, run)                 # writes into run.dir, logs to run.logger
+        return run.report(claims(metrics, run.config), metrics, throughput=...)
+
+Run folders never lose a user's files:
+- a folder the project made carries a marker file (`.iclr25-run.json`) saying whether its run is running,
+  complete, failed or interrupted; a partial run can never be taken for a finished one;
+- an existing folder is replaced (`overwrite=True`) only when it carries the marker, and never when it is the
+  current folder, the home folder, the file-system root or a parent of the current folder;
+- a replacement run writes into a temporary sibling that is renamed into place when its report is written, so
+  a failed rerun leaves the old results as they were;
+- a lock refuses a second concurrent writer; default folder names carry a random suffix and are created
+  exclusively, so two runs started in the same second never share one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from iclr25.shared.progress import Progress
+from iclr25.shared.results import Claim, Report, RunExistsError, atomic_write_text, environment
+
+T = TypeVar("T")
+MARKER = ".iclr25-run.json"
+LOCK = ".iclr25-run.lock"
+DEVICES = ("auto", "cpu", "cuda", "mps")
+WANDB_MODES = ("off", "offline", "online")
+
+
+class RunFolderError(ValueError):
+    """A run folder that cannot be used: unsafe to replace, not ours, or in use by another run."""
+
+
+# ------------------------------------------------------------------------------------------------ presets
+def resolve_preset(presets: dict[str, T], scale: str, config: T | None = None) -> T:
+    """`config` if given, else the preset named `scale`; an unknown scale is a ValueError naming the allowed ones."""
+    if config is not None:
+        return config
+    if scale not in presets:
+        raise ValueError(f"unknown scale {scale!r}: scale must be one of {', '.join(presets)}")
+    return presets[scale]
+
+
+def default_run_dir(slug: str, command: str, scale: str) -> Path:
+    """`runs/<slug>/<command>-<scale>-<YYYYmmdd-HHMMSS>-<4 hex>` under the current folder: unique per run."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path("runs") / slug / f"{command}-{scale}-{stamp}-{secrets.token_hex(2)}"
+
+
+def rerun_command(
+    slug: str, scale: str, config: Any, presets: dict[str, Any], seed: int = 0, command: str = "reproduce"
+) -> str:
+    """The command that reruns a run: its preset, `--seed` unless 0, and a `key=value` per field of `config`
+    that differs from the preset (in the form `build_config` reads back), for a Report's `command`."""
+    text = f"iclr25-{slug} {command} --scale {scale}" + (f" --seed {seed}" if seed else "")
+    if scale not in presets or not (dataclasses.is_dataclass(config) and dataclasses.is_dataclass(presets[scale])):
+        return text
+    base = dataclasses.asdict(presets[scale])
+    for key, value in dataclasses.asdict(config).items():
+        if value != base.get(key):
+            shown = ",".join(map(str, value)) if isinstance(value, tuple | list) else str(value)
+            text += f" {key}={shown}"
+    return text
+
+
+# ------------------------------------------------------------------------------------------------ folders
+def _protected(path: Path) -> str | None:
+    """Why `path` may never be a run folder (the current folder, home, root, a parent of the current folder)."""
+    resolved, cwd = path.resolve(), Path.cwd().resolve()
+    if resolved == cwd:
+        return "is the current folder"
+    if resolved == Path(resolved.anchor):
+        return "is the file-system root"
+    if resolved == Path.home().resolve():
+        return "is the home folder"
+    if cwd.is_relative_to(resolved):
+        return "is a parent of the current folder"
+    return None
+
+
+def read_marker(path: Path) -> dict[str, Any] | None:
+    """The marker of run folder `path`, or None when the folder carries none (or an unreadable one)."""
+    try:
+        data = json.loads((path / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("iclr25_run") == 1 else None
+
+
+def check_run_folder(path: str | Path, overwrite: bool = False) -> None:
+    """Refuse, with one line and before any work, a run folder that a run could not safely use."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise RunFolderError(f"{path} exists and is not a folder; choose another --out")
+    reason = _protected(path)
+    if reason:
+        raise RunFolderError(f"{path} {reason}; choose a new folder for the run's files with --out")
+    entries = [p.name for p in path.iterdir()] if path.is_dir() else []
+    if not [e for e in entries if e != LOCK]:
+        return
+    marker = read_marker(path)
+    if marker is None:
+        raise RunFolderError(f"{path} holds files that no iclr25 run made; choose another --out (nothing was changed)")
+    status = marker.get("status")
+    if _locked_by_other(path):
+        raise RunFolderError(
+            f"another run (pid {marker.get('pid', '?')}) is writing into {path}; wait or choose another --out"
+        )
+    if not overwrite:
+        what = (
+            "a complete run"
+            if status == "complete"
+            else f"an incomplete run ({status}, started {marker.get('started', '?')})"
+        )
+        raise RunExistsError(f"{path} already holds {what}; pass --overwrite to replace it or choose another --out")
+
+
+def _lock(path: Path) -> int | None:
+    """Take the run folder's lock without waiting; None when another process holds it."""
+    fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks on this platform: a concurrent writer is not detected
+        return fd
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _locked_by_other(path: Path) -> bool:
+    if not (path / LOCK).exists():
+        return False
+    fd = _lock(path)
+    if fd is None:
+        return True
+    os.close(fd)
+    return False
+
+
+class RunFolder:
+    """A run folder held by this process: files go into `work`, which is `path` itself or, when an old run is
+    being replaced, a temporary sibling renamed onto `path` by `finish()`."""
+
+    def __init__(self, path: str | Path, overwrite: bool = False, *, paper: str = "", command: str = "") -> None:
+        self.path = Path(path)
+        check_run_folder(self.path, overwrite)
+        self.info = {"iclr25_run": 1, "paper": paper, "command": command, "pid": os.getpid()}
+        self._fds: list[int] = []
+        replacing = self.path.is_dir() and any(p.name != LOCK for p in self.path.iterdir())
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._hold(self.path)
+        if replacing:
+            self.work = self.path.parent / f".{self.path.name}.staging-{secrets.token_hex(3)}"
+            self.work.mkdir()
+            self._hold(self.work)
+        else:
+            self.work = self.path
+        self.info["started"] = datetime.now(UTC).isoformat(timespec="seconds")
+        self._mark("running")
+
+    def _hold(self, folder: Path) -> None:
+        fd = _lock(folder)
+        if fd is None:
+            self.release()
+            raise RunFolderError(f"another run is writing into {folder}; wait or choose another --out")
+        self._fds.append(fd)
+
+    def _mark(self, status: str) -> None:
+        self.info["status"] = status
+        if status != "running":
+            self.info["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+        atomic_write_text(self.work / MARKER, json.dumps(self.info, indent=2) + "\n")
+
+    def finish(self) -> None:
+        """Mark the run complete and, when replacing an old run, swap the new folder into place."""
+        self._mark("complete")
+        if self.work != self.path:
+            trash = self.path.parent / f".{self.path.name}.replaced-{secrets.token_hex(3)}"
+            self.path.rename(trash)
+            self.work.rename(self.path)
+            self.work = self.path
+            if read_marker(trash) is not None:  # only a folder a run made is deleted
+                shutil.rmtree(trash, ignore_errors=True)
+        self.release()
+
+    def abandon(self, status: str) -> None:
+        """Mark the run `status` ("failed", "interrupted"); a replacement's staging folder is removed, the old
+        run stays as it was."""
+        if self.work != self.path:
+            shutil.rmtree(self.work, ignore_errors=True)
+            self.work = self.path
+        else:
+            self._mark(status)
+        self.release()
+
+    def release(self) -> None:
+        """Let go of the locks (idempotent)."""
+        while self._fds:
+            os.close(self._fds.pop())
+
+
+def prepare_run_dir(run_dir: str | Path, overwrite: bool = False, *, paper: str = "", command: str = "") -> Path:
+    """A run folder for a verb that writes a few files at once (no report): the same safety rules as
+    `start_run`; the folder is marked complete straight away (write its files atomically)."""
+    folder = RunFolder(run_dir, overwrite, paper=paper, command=command)
+    folder.finish()
+    return folder.path
+
+
+# ------------------------------------------------------------------------------------------------ the run
+def _check_wandb(mode: str) -> None:
+    if mode not in WANDB_MODES:
+        raise ValueError(f"wandb mode must be one of {', '.join(WANDB_MODES)}; got {mode!r}")
+    if mode != "off":
+        import importlib.util
+
+        if importlib.util.find_spec("wandb") is None:
+            raise ValueError(f"--wandb {mode} needs wandb, which is not installed: pip install 'iclr25-shared[wandb]'")
+
+
+def _git_commit(folder: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def run_environment(slug: str) -> dict[str, Any]:
+    """`environment()` plus the package versions, the source commit when run from a checkout, and the CPU model.
+    Never environment variables (they may hold secrets)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    env = environment()
+    for dist in (f"iclr25-{slug}", "iclr25-shared"):
+        with suppress(PackageNotFoundError):
+            env[dist] = version(dist)
+    module = sys.modules.get("iclr25." + slug.replace("-", "_"))
+    if module is not None and getattr(module, "__file__", None):
+        commit = _git_commit(Path(module.__file__).parent)
+        if commit:
+            env["commit"] = commit
+    try:
+        cpu = next(
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        )
+        env["cpu"] = cpu
+    except (OSError, StopIteration):
+        pass
+    return env
+
+
+def _cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+class Run:
+    """One run: its resolved config, folder, device, metrics logger, progress and report (see `start_run`)."""
+
+    def __init__(
+        self,
+        slug: str,
+        scale: str,
+        presets: dict[str, Any],
+        config: Any,
+        folder: RunFolder,
+        *,
+        seed: int,
+        device: str,
+        wandb: str,
+        command: str,
+    ) -> None:
+        self.slug, self.scale, self.presets, self.config = slug, scale, presets, config
+        self.folder, self.seed, self.requested_device, self.wandb, self.command = folder, seed, device, wandb, command
+        self._device: str | None = None
+        self._logger: Any = None
+        self.reported: Report | None = None
+        self._wall0, self._cpu0 = time.perf_counter(), _cpu_seconds()
+
+    @property
+    def dir(self) -> Path:
+        """The folder to write this run's files into."""
+        return self.folder.work
+
+    @property
+    def device(self) -> str:
+        """The compute device ("cpu", "cuda", "mps"), resolved (and torch configured) on first use."""
+        if self._device is None:
+            from iclr25.shared.device import configure_torch, pick_device
+
+            self._device = pick_device(self.requested_device)
+            configure_torch(self._device)
+        return self._device
+
+    @property
+    def logger(self) -> Any:
+        """A `MetricsLogger` writing metrics.jsonl/csv into the run folder (and wandb when asked)."""
+        if self._logger is None:
+            from iclr25.shared.logging import MetricsLogger
+
+            config = dataclasses.asdict(self.config) if dataclasses.is_dataclass(self.config) else {}
+            self._logger = MetricsLogger(
+                self.dir, wandb=self.wandb, name=f"{self.slug}-{self.command}-{self.scale}", config=config
+            )
+        return self._logger
+
+    def progress(
+        self, iterable: Iterable[Any] | None = None, *, total: float | None = None, desc: str = "", unit: str = "it"
+    ) -> Progress:
+        """Progress output for a loop of this run (see `iclr25.shared.progress`)."""
+        return Progress(iterable, total=total, desc=desc, unit=unit)
+
+    def elapsed(self) -> tuple[float, float]:
+        """(wall, cpu) seconds since the run started; cpu counts user+system of this process and finished children."""
+        return time.perf_counter() - self._wall0, _cpu_seconds() - self._cpu0
+
+    def report(
+        self,
+        claims: list[Claim],
+        metrics: dict[str, Any],
+        *,
+        throughput: dict[str, float] | None = None,
+        figures: Iterable[str] = (),
+        notes: str = "",
+    ) -> Report:
+        """Write results.json + report.md (with runtime, CPU time, the rerun command and the environment)
+        atomically, mark the run complete, and return the report."""
+        wall, cpu = self.elapsed()
+        config = dataclasses.asdict(self.config) if dataclasses.is_dataclass(self.config) else dict(self.config)
+        report = Report(
+            paper=self.slug,
+            scale=self.scale,
+            claims=list(claims),
+            metrics=metrics,
+            config=config,
+            throughput=dict(throughput or {}),
+            runtime_s=wall,
+            cpu_s=cpu,
+            command=rerun_command(self.slug, self.scale, self.config, self.presets, self.seed, self.command),
+            figures=list(figures),
+            notes=notes,
+            environment=run_environment(self.slug),
+        )
+        self.close_logger()
+        report.write(self.dir)
+        self.folder.finish()
+        self.reported = report
+        return report
+
+    def close_logger(self) -> None:
+        """Flush the metrics files and finish wandb (idempotent)."""
+        if self._logger is not None:
+            self._logger.close()
+
+
+@contextmanager
+def start_run(
+    slug: str,
+    scale: str,
+    presets: dict[str, Any],
+    *,
+    out: str | Path | None = None,
+    seed: int = 0,
+    device: str = "auto",
+    wandb: str = "off",
+    overwrite: bool = False,
+    config: Any = None,
+    command: str = "reproduce",
+) -> Iterator[Run]:
+    """Open a run: look the preset up once, check the flags, claim the run folder (marker + lock) and yield a
+    `Run`. The folder stays marked incomplete ("failed", "interrupted") unless `run.report(...)` is reached."""
+    resolved = resolve_preset(presets, scale, config)
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
+    _check_wandb(wandb)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be an integer in [0, 2**32), got {seed!r}")
+    folder = RunFolder(out or default_run_dir(slug, command, scale), overwrite, paper=slug, command=command)
+    run = Run(slug, scale, presets, resolved, folder, seed=seed, device=device, wandb=wandb, command=command)
+    try:
+        yield run
+    except BaseException as e:
+        run.close_logger()
+        folder.abandon("interrupted" if isinstance(e, KeyboardInterrupt) else "failed")
+        raise
+    run.close_logger()
+    if run.reported is None:
+        folder.abandon("incomplete")
+
+
+# ------------------------------------------------------------------------------------------------ exports
+def lazy_exports(module: str, exports: dict[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """`__getattr__` and `__dir__` for a package `__init__` that exports `exports` (public name -> submodule)
+    lazily, so importing the package stays cheap:
+
+        __getattr__, __dir__ = lazy_exports(__name__, {"soft_sort": "sorting", ...})
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name in exports:
+            value = getattr(importlib.import_module(f"{module}.{exports[name]}"), name)
+            setattr(sys.modules[module], name, value)  # later look-ups skip __getattr__
+            return value
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[module])) | set(exports))
+
+    return __getattr__, __dir__

@@ -1,0 +1,209 @@
+"""The run layer: safe run folders (marker, lock, replacement), start_run/report, lazy exports, progress, validators."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from iclr25.shared import run as runlib
+from iclr25.shared import validate
+from iclr25.shared.progress import Progress, set_quiet
+from iclr25.shared.results import Claim, Report, RunExistsError
+from iclr25.shared.run import MARKER, RunFolder, RunFolderError, check_run_folder, start_run
+
+
+@dataclass(frozen=True)
+class Config:
+    steps: int = 3
+    lr: float = 0.1
+
+
+PRESETS = {"quick": Config(), "full": Config(steps=30)}
+
+
+def _claim(holds: bool = True) -> Claim:
+    return Claim("works", "it works", paper=1.0, ours=1.0, margin="== 1", holds=holds, gated=True)
+
+
+def _finished_run(path: Path, steps: int = 3) -> Report:
+    with start_run("demo", "quick", PRESETS, out=path, config=Config(steps=steps)) as run:
+        (run.dir / "data.txt").write_text(str(steps))
+        return run.report([_claim()], {"steps": run.config.steps})
+
+
+def test_data_loss_regression_current_folder_is_never_a_run_folder(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "precious").write_text("keep me")
+    monkeypatch.chdir(tmp_path)
+    for overwrite in (False, True):
+        with pytest.raises(RunFolderError, match="current folder"):
+            RunFolder(".", overwrite)
+    with pytest.raises(RunFolderError, match="parent of the current folder"):
+        check_run_folder("..", True)
+    with pytest.raises(RunFolderError, match="home folder"):
+        check_run_folder(Path.home(), True)
+    with pytest.raises(RunFolderError):
+        check_run_folder("/", True)
+    assert (tmp_path / "precious").read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["precious"]
+
+
+def test_a_folder_no_run_made_is_never_replaced(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("x")
+    for overwrite in (False, True):
+        with pytest.raises(RunFolderError, match="no iclr25 run made"):
+            RunFolder(mine, overwrite)
+    assert sorted(p.name for p in mine.iterdir()) == ["thesis.tex"]
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(RunFolderError, match="not a folder"):
+        check_run_folder(tmp_path / "file", True)
+
+
+def test_report_marks_the_run_complete_with_times_and_command(tmp_path: Path) -> None:
+    report = _finished_run(tmp_path / "r", steps=7)
+    marker = json.loads((tmp_path / "r" / MARKER).read_text())
+    assert marker["status"] == "complete" and marker["paper"] == "demo"
+    saved = Report.read(tmp_path / "r")
+    assert saved.command == "iclr25-demo reproduce --scale quick steps=7" == report.command
+    assert saved.runtime_s > 0 and saved.cpu_s >= 0 and saved.environment["iclr25-shared"]
+    assert (tmp_path / "r" / "data.txt").read_text() == "7"
+
+
+def test_existing_run_needs_overwrite_and_a_failed_rerun_keeps_the_old_results(tmp_path: Path) -> None:
+    path = tmp_path / "r"
+    _finished_run(path, steps=1)
+    with pytest.raises(RunExistsError, match="complete run; pass --overwrite"):
+        _finished_run(path, steps=2)
+    staging = []
+
+    def failing_rerun() -> None:
+        with start_run("demo", "quick", PRESETS, out=path, overwrite=True) as run:
+            staging.append(run.dir)  # a replacement writes beside the old run
+            (run.dir / "data.txt").write_text("partial")
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        failing_rerun()
+    assert staging[0] != path
+    assert (path / "data.txt").read_text() == "1"  # the old run is untouched
+    assert [p.name for p in tmp_path.iterdir()] == ["r"]  # no staging folder is left behind
+    with start_run("demo", "quick", PRESETS, out=path, overwrite=True, config=Config(steps=5)) as run:
+        run.report([_claim()], {})
+    assert not (path / "data.txt").exists() and Report.read(path).config["steps"] == 5
+    assert [p.name for p in tmp_path.iterdir()] == ["r"]
+
+
+@pytest.mark.parametrize(("error", "status"), [(RuntimeError, "failed"), (KeyboardInterrupt, "interrupted")])
+def test_a_run_that_stops_early_is_marked_incomplete(tmp_path: Path, error: type, status: str) -> None:
+    path = tmp_path / "r"
+    with pytest.raises(error), start_run("demo", "quick", PRESETS, out=path):
+        raise error()
+    assert json.loads((path / MARKER).read_text())["status"] == status
+    with pytest.raises(RunExistsError, match=f"incomplete run \\({status}"):
+        check_run_folder(path)
+    check_run_folder(path, overwrite=True)  # a folder a run made may be replaced
+
+
+def test_a_second_concurrent_writer_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "r"
+    with start_run("demo", "quick", PRESETS, out=path):
+        for overwrite in (False, True):
+            with pytest.raises(RunFolderError, match="another run"):
+                RunFolder(path, overwrite)
+    assert json.loads((path / MARKER).read_text())["status"] == "incomplete"
+
+
+def test_default_run_dirs_never_collide() -> None:
+    names = {runlib.default_run_dir("demo", "reproduce", "quick") for _ in range(200)}
+    assert len(names) == 200
+
+
+def test_start_run_checks_its_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with (
+        pytest.raises(ValueError, match="unknown scale 'huge'"),
+        start_run("demo", "huge", PRESETS, out=tmp_path / "a"),
+    ):
+        pass
+    with (
+        pytest.raises(ValueError, match="device must be one of"),
+        start_run("demo", "quick", PRESETS, out=tmp_path / "a", device="tpu"),
+    ):
+        pass
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
+    with (
+        pytest.raises(ValueError, match=r"pip install 'iclr25-shared\[wandb\]'"),
+        start_run("demo", "quick", PRESETS, out=tmp_path / "a", wandb="offline"),
+    ):
+        pass
+    assert not (tmp_path / "a").exists()  # nothing is created before the flags are checked
+
+
+def test_prepare_run_dir_follows_the_same_rules(tmp_path: Path) -> None:
+    path = runlib.prepare_run_dir(tmp_path / "t", paper="demo", command="train")
+    (path / "model.txt").write_text("m")
+    with pytest.raises(RunExistsError):
+        runlib.prepare_run_dir(path)
+    again = runlib.prepare_run_dir(path, overwrite=True)
+    assert again == path and [p.name for p in path.iterdir() if p.name != runlib.LOCK] == [MARKER]
+
+
+def test_lazy_exports_load_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = type(sys)("fake_lazy_pkg")
+    monkeypatch.setitem(sys.modules, "fake_lazy_pkg", module)
+    monkeypatch.setitem(sys.modules, "fake_lazy_pkg.sub", type(sys)("fake_lazy_pkg.sub"))
+    sys.modules["fake_lazy_pkg.sub"].thing = 42
+    module.__getattr__, module.__dir__ = runlib.lazy_exports("fake_lazy_pkg", {"thing": "sub"})
+    assert module.__getattr__("thing") == 42 and "thing" in module.__dir__()
+    with pytest.raises(AttributeError, match="no attribute 'other'"):
+        module.__getattr__("other")
+
+
+def test_progress_lines_in_logs_and_silence_when_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    stream = io.StringIO()
+    bar = Progress(range(4), desc="train", unit="step", interval=0.0, stream=stream, quiet=False)
+    assert list(bar) == [0, 1, 2, 3]
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 4 and lines[-1].startswith("train: 4/4 step (100%)") and "ETA" in lines[-1]
+    set_quiet(True)
+    try:
+        stream = io.StringIO()
+        list(Progress(range(4), interval=0.0, stream=stream))
+        assert stream.getvalue() == ""
+    finally:
+        set_quiet(False)
+
+
+@pytest.mark.parametrize(
+    ("check", "args", "message"),
+    [
+        (validate.check_positive, ("lr", -1.0), "lr must be > 0"),
+        (validate.check_positive, ("lr", float("nan")), "lr must be a finite number"),
+        (validate.check_nonnegative, ("wd", -0.1), "wd must be >= 0"),
+        (validate.check_int_at_least, ("steps", 0), "steps must be an integer >= 1"),
+        (validate.check_int_at_least, ("steps", True), "steps must be an integer >= 1"),
+        (validate.check_int_at_least, ("steps", 2.5), "steps must be an integer >= 1"),
+        (validate.check_probability, ("alpha", 1.0), r"alpha must lie in \(0, 1\)"),
+        (validate.check_in_range, ("r", 2.0, 0.0, 1.0), r"r must lie in \[0, 1\]"),
+        (validate.check_one_of, ("mode", "x", ("a", "b")), "mode must be one of a, b"),
+        (validate.check_finite, ("eps", "0.1"), "eps must be a number"),
+        (validate.check_nonempty, ("seeds", ()), "seeds must not be empty"),
+    ],
+)
+def test_validators_reject_bad_values(check, args, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        check(*args)
+
+
+def test_validators_accept_good_values() -> None:
+    assert validate.check_positive("lr", 0.5) == 0.5
+    assert validate.check_int_at_least("steps", 3) == 3
+    assert validate.check_probability("alpha", 0.0, closed=True) == 0.0
+    validate.check_each("lrs", (0.1, 1.0), validate.check_positive)
+    with pytest.raises(ValueError, match=r"lrs\[1\] must be > 0"):
+        validate.check_each("lrs", (0.1, 0.0), validate.check_positive)
