@@ -124,7 +124,7 @@ def _torch_reason(exc: BaseException) -> tuple[bool, str]:
     found = re.search(r"WeightsUnpickler error:\s*(.+)", text.replace("\n", " "))
     if found or "Weights only load failed" in text:
         detail = _one_line(found.group(1)).split(" Check the documentation")[0] if found else "not weights-only"
-        return True, f"it holds pickled objects a weights-only load refuses ({detail[:_MAX_REASON]})"
+        return False, f"weights-only loading cannot read it ({detail[:_MAX_REASON]})"
     if isinstance(exc, IsADirectoryError):
         return False, "it is a directory"
     return False, error_summary(exc)
