@@ -1,0 +1,195 @@
+"""Data for HD-Explain (arXiv 2403.15576, Sec. 5.1): the paper's synthetic sets, digits, and real-format loaders.
+
+- `rectangular`: 4 x 4 grid of cells on [-2, 2]^2, each cell a random class of C = 4, 500 uniform points
+  (official dataloaders/synthetic.py, seed 42: the same legacy RandomState stream, so the same data).
+- `moons`: sklearn make_moons, noise 0.1, seed 42.
+- `digits`: sklearn's 8 x 8 digits (shipped with the wheel), standardised per pixel on the pool.
+- Loaders (files are data: no plain pickle, np.load without pickles): CIFAR-10 python batches (a
+  restricted unpickler), SVHN `.mat`, image folders `root/<class>/*.png|jpg`, and `.npz` with X, y.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)  # official normalisation constants
+CIFAR10_STD = (0.2023, 0.1994, 0.2010)
+SVHN_MEAN = (0.5, 0.5, 0.5)
+SVHN_STD = (0.5, 0.5, 0.5)
+IMAGENET_MEAN = (0.485, 0.456, 0.406)  # OCH / MRI
+IMAGENET_STD = (0.229, 0.224, 0.225)
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
+
+
+def rectangular(
+    n: int = 500, grid: tuple[int, int] = (4, 4), n_classes: int = 4, seed: int = 42
+) -> tuple[np.ndarray, np.ndarray]:
+    """Uniform points on [-2, 2]^2 labelled by the random class of their grid cell ((n, 2) float32, (n,) int64)."""
+    if n < 1 or n_classes < 2 or min(grid) < 1:
+        raise ValueError(f"need n >= 1, n_classes >= 2 and a positive grid, got {n}, {n_classes}, {grid}")
+    rng = np.random.RandomState(seed)
+    cell_labels = rng.choice(n_classes, grid[0] * grid[1])  # cell index = ix * grid[1] + iy
+    x = rng.uniform(-2, 2, n)
+    y = rng.uniform(-2, 2, n)
+    ix = np.clip(((x + 2) / 4 * grid[0]).astype(int), 0, grid[0] - 1)
+    iy = np.clip(((y + 2) / 4 * grid[1]).astype(int), 0, grid[1] - 1)
+    return np.stack([x, y], 1).astype(np.float32), cell_labels[ix * grid[1] + iy].astype(np.int64)
+
+
+def moons(n: int = 500, noise: float = 0.1, seed: int = 42) -> tuple[np.ndarray, np.ndarray]:
+    """sklearn two moons (official: noise 0.1, seed 42)."""
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(n_samples=n, noise=noise, random_state=seed)
+    return X.astype(np.float32), y.astype(np.int64)
+
+
+def digits(pool: int = 1400, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A random `pool`-image split of sklearn digits and the rest, standardised per pixel with pool statistics."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    if not 1 <= pool < len(X):
+        raise ValueError(f"pool must lie in 1..{len(X) - 1}, got {pool}")
+    perm = np.random.RandomState(seed).permutation(len(X))
+    tr, te = perm[:pool], perm[pool:]
+    mean, std = X[tr].mean(0), X[tr].std(0)
+    std[std == 0] = 1.0
+    Z = ((X - mean) / std).astype(np.float32)
+    return Z[tr], y[tr].astype(np.int64), Z[te], y[te].astype(np.int64)
+
+
+def flip_labels(y: Any, n_flip: int, n_classes: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Flip `n_flip` random labels y -> (y + 1) mod C (the official debug protocol); returns (labels, mask)."""
+    y = np.asarray(y, dtype=np.int64)
+    if not 1 <= n_flip <= len(y):
+        raise ValueError(f"n_flip must lie in 1..{len(y)}, got {n_flip}")
+    idx = np.random.RandomState(seed).choice(len(y), n_flip, replace=False)
+    out = y.copy()
+    out[idx] = (out[idx] + 1) % n_classes
+    mask = np.zeros(len(y), dtype=bool)
+    mask[idx] = True
+    return out, mask
+
+
+def normalize_images(X: np.ndarray, mean: tuple[float, ...], std: tuple[float, ...]) -> np.ndarray:
+    """(x - mean) / std per channel for images (n, C, H, W) in [0, 1]."""
+    m = np.asarray(mean, dtype=np.float32)[None, :, None, None]
+    s = np.asarray(std, dtype=np.float32)[None, :, None, None]
+    return ((X - m) / s).astype(np.float32)
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    """Only what a CIFAR-10 batch needs: numpy arrays/dtypes and latin-1 byte strings."""
+
+    ALLOWED = {
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("_codecs", "encode"),
+    }
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in self.ALLOWED:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refusing to load {module}.{name} from a data file")
+
+
+def _load_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        batch = _SafeUnpickler(io.BytesIO(path.read_bytes()), encoding="bytes").load()
+    except pickle.UnpicklingError as e:
+        raise ValueError(f"{path} is not a CIFAR-10 batch: {e}") from None
+    if not isinstance(batch, dict):
+        raise ValueError(f"{path} is not a CIFAR-10 batch (expected a dict)")
+    data = batch.get(b"data", batch.get("data"))
+    labels = batch.get(b"labels", batch.get("labels"))
+    if data is None or labels is None:
+        raise ValueError(f"{path} has no data/labels entries")
+    X = np.asarray(data, dtype=np.uint8).reshape(-1, 3, 32, 32)
+    return X.astype(np.float32) / 255.0, np.asarray(labels, dtype=np.int64)
+
+
+def load_cifar10(root: str | Path, train: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """CIFAR-10 python batches in `root` (data_batch_1..5 or test_batch): images (n, 3, 32, 32) in [0, 1], labels."""
+    root = Path(root)
+    names = [f"data_batch_{i}" for i in range(1, 6)] if train else ["test_batch"]
+    files = [root / n for n in names if (root / n).is_file()]
+    if not files:
+        raise FileNotFoundError(f"no CIFAR-10 batches ({', '.join(names)}) in {root}")
+    parts = [_load_cifar_batch(f) for f in files]
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def load_svhn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """SVHN `.mat` (X: 32 x 32 x 3 x N uint8, y with 10 meaning 0): images (n, 3, 32, 32) in [0, 1], labels."""
+    from scipy.io import loadmat
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    mat = loadmat(path)
+    if "X" not in mat or "y" not in mat:
+        raise ValueError(f"{path} needs variables X and y")
+    X = np.transpose(mat["X"], (3, 2, 0, 1)).astype(np.float32) / 255.0
+    y = mat["y"].reshape(-1).astype(np.int64)
+    y[y == 10] = 0
+    return X, y
+
+
+def load_image_folder(root: str | Path, size: int | None = None) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """`root/<class>/*.png|jpg` as RGB images (n, 3, H, W) in [0, 1] (resized to size x size if given), labels, classes."""
+    from PIL import Image
+
+    root = Path(root)
+    classes = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    if not classes:
+        raise FileNotFoundError(f"no class folders in {root}")
+    images, labels = [], []
+    for c, name in enumerate(classes):
+        for f in sorted((root / name).iterdir()):
+            if f.suffix.lower() in IMAGE_SUFFIXES:
+                with Image.open(f) as im:
+                    im = im.convert("RGB")
+                    if size:
+                        im = im.resize((size, size))
+                    images.append(np.asarray(im, dtype=np.float32).transpose(2, 0, 1) / 255.0)
+                labels.append(c)
+    if not images:
+        raise FileNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) under {root}")
+    shapes = {im.shape for im in images}
+    if len(shapes) > 1:
+        raise ValueError(f"images in {root} have different sizes {sorted(shapes)}; pass size=")
+    return np.stack(images), np.asarray(labels, dtype=np.int64), classes
+
+
+def load_dataset(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """Features and labels from `.npz` (arrays X, y), `.csv` (label in the last column), SVHN `.mat`,
+    a CIFAR-10 batch folder or file, or an image folder."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file or folder: {path}")
+    if path.is_dir():
+        if any((path / n).is_file() for n in ("data_batch_1", "test_batch")):
+            return load_cifar10(path, train=(path / "data_batch_1").is_file())
+        X, y, _ = load_image_folder(path)
+        return X, y
+    if path.suffix == ".npz":
+        with np.load(path, allow_pickle=False) as z:
+            if "X" not in z or "y" not in z:
+                raise ValueError(f"{path} needs arrays X and y, has {sorted(z.files)}")
+            return z["X"].astype(np.float32), z["y"].astype(np.int64)
+    if path.suffix == ".csv":
+        data = np.loadtxt(path, delimiter=",", ndmin=2, dtype=np.float64)
+        return data[:, :-1].astype(np.float32), data[:, -1].astype(np.int64)
+    if path.suffix == ".mat":
+        return load_svhn(path)
+    if path.name.startswith(("data_batch", "test_batch")):
+        return _load_cifar_batch(path)
+    raise ValueError(f"unknown data format {path.name}: use .npz (X, y), .csv, .mat, a CIFAR-10 or an image folder")

@@ -1,0 +1,79 @@
+"""Evaluation protocols of HD-Explain (arXiv 2403.15576, Sec. 5.2-5.4; official experiments/*.py).
+
+- Hit rate / coverage (`perturbation_explanation` in the official code): draw `size` pool indices with
+  replacement (np.random.choice under the run seed), perturb them (uniform noise of half-width
+  0.01 Var(selected), clipped to the batch's [min, max]; or a horizontal flip), explain with k = 3.
+  Hit rate = fraction of probes whose original index is in their top-k; coverage = |union of top-k| / (k size).
+- Mislabel detection: rank training points by a suspicion score, recall@k of the flipped labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+
+def probe_indices(n_pool: int, size: int = 100, seed: int = 0) -> np.ndarray:
+    """`size` pool indices drawn with replacement, as np.random.seed(seed); np.random.choice(n_pool, size)."""
+    if n_pool < 1 or size < 1:
+        raise ValueError(f"need n_pool >= 1 and size >= 1, got {n_pool}, {size}")
+    return np.random.RandomState(seed).choice(n_pool, size)
+
+
+def perturb_noise(X: Any, seed: int = 0, scale: float = 0.01) -> np.ndarray:
+    """x + U(-v, v) with v = scale * Var(all entries of X) (unbiased), clipped to [min X, max X] (float32)."""
+    Xt = torch.as_tensor(np.asarray(X, dtype=np.float32))
+    v = float(torch.var(Xt)) * scale
+    gen = torch.Generator().manual_seed(int(seed))
+    noise = (torch.rand(Xt.shape, generator=gen) * 2.0 - 1.0) * v
+    return torch.clip(Xt + noise, float(Xt.min()), float(Xt.max())).numpy()
+
+
+def perturb_flip(X: Any) -> np.ndarray:
+    """Horizontal flip of images (..., H, W): the paper's second perturbation setting."""
+    X = np.asarray(X, dtype=np.float32)
+    if X.ndim < 3:
+        raise ValueError(f"perturb_flip needs images (n, [C,] H, W), got shape {X.shape}")
+    return np.ascontiguousarray(X[..., ::-1])
+
+
+def hit_rate_coverage(explainer: Any, probe_idx: Any, perturbed: Any, k: int = 3) -> tuple[float, float]:
+    """(hit rate, coverage) of `explainer` (fitted on the pool) on perturbed copies of pool points `probe_idx`."""
+    probe_idx = np.asarray(probe_idx)
+    if len(probe_idx) != len(perturbed):
+        raise ValueError(f"{len(probe_idx)} probe indices but {len(perturbed)} perturbed points")
+    idx, _ = explainer.explain(perturbed, k=k)
+    hit = float((idx == probe_idx[:, None]).any(1).mean())
+    coverage = len(np.unique(idx)) / (k * len(probe_idx))
+    return hit, float(coverage)
+
+
+def mislabel_detection(scores: Any, flipped: Any, ks: Sequence[int] | None = None) -> dict[str, np.ndarray]:
+    """Rank by `scores` (descending; larger = more suspicious): recall@k, precision@k and nDCG@k of the flips.
+
+    `flipped` is a boolean mask over the training points; `ks` defaults to 1..2 x #flipped.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    flipped = np.asarray(flipped, dtype=bool)
+    if s.shape != flipped.shape or s.ndim != 1:
+        raise ValueError(f"scores and flipped must be 1-D of the same length, got {s.shape} and {flipped.shape}")
+    n_flip = int(flipped.sum())
+    if n_flip == 0:
+        raise ValueError("no flipped labels to detect")
+    ks = np.arange(1, min(2 * n_flip, len(s)) + 1) if ks is None else np.asarray(list(ks), dtype=int)
+    if ks.size == 0 or ks.min() < 1 or ks.max() > len(s):
+        raise ValueError(f"every k must lie in 1..{len(s)}")
+    order = np.argsort(-s, kind="stable")
+    hits = flipped[order].astype(np.float64)
+    found = np.cumsum(hits)
+    gains = np.cumsum(hits / np.log2(np.arange(2, len(s) + 2)))
+    ideal = np.cumsum(1.0 / np.log2(np.arange(2, len(s) + 2)) * (np.arange(len(s)) < n_flip))
+    return {
+        "k": ks,
+        "recall": found[ks - 1] / n_flip,
+        "precision": found[ks - 1] / ks,
+        "ndcg": gains[ks - 1] / ideal[ks - 1],
+    }
