@@ -242,3 +242,13 @@ def test_rerun_command_names_the_seed_and_every_changed_field() -> None:
     assert cli.build_config(presets["quick"], None, command.split()[6:]) == changed  # read back as it was
     # a config given without a preset of that name: only the scale is known
     assert run.rerun_command("demo", "custom", changed, presets) == "iclr25-demo reproduce --scale custom"
+
+
+def test_verb_flags_come_from_the_config_dataclass() -> None:
+    parser = cli.make_parser("prog", "demo")
+    cli.add_config_args(parser, Config(), exclude=("limit",))
+    assert "(default: 1,2)" in parser.format_help() and "--limit" not in parser.format_help()
+    args = parser.parse_args(["--steps", "7", "--widths", "3,4"])
+    assert cli.config_from_args(args, Config()) == Config(steps=7, widths=(3, 4))
+    with pytest.raises(cli.CliError, match="steps expects int"):
+        cli.config_from_args(parser.parse_args(["--steps", "x"]), Config())

@@ -144,13 +144,18 @@ def test_start_run_checks_its_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert not (tmp_path / "a").exists()  # nothing is created before the flags are checked
 
 
-def test_prepare_run_dir_follows_the_same_rules(tmp_path: Path) -> None:
-    path = runlib.prepare_run_dir(tmp_path / "t", paper="demo", command="train")
-    (path / "model.txt").write_text("m")
+def test_open_run_folder_follows_the_same_rules(tmp_path: Path) -> None:
+    with runlib.open_run_folder(tmp_path / "t", paper="demo", command="train") as folder:
+        (folder / "model.txt").write_text("m")
+    assert json.loads((tmp_path / "t" / MARKER).read_text())["status"] == "complete"
     with pytest.raises(RunExistsError):
-        runlib.prepare_run_dir(path)
-    again = runlib.prepare_run_dir(path, overwrite=True)
-    assert again == path and [p.name for p in path.iterdir() if p.name != runlib.LOCK] == [MARKER]
+        runlib.open_run_folder(tmp_path / "t").__enter__()
+    with pytest.raises(ValueError, match="bad"), runlib.open_run_folder(tmp_path / "t", overwrite=True) as folder:
+        raise ValueError("bad")
+    assert (tmp_path / "t" / "model.txt").read_text() == "m"
+    with runlib.open_run_folder(tmp_path / "t", overwrite=True) as folder:
+        (folder / "other.txt").write_text("o")
+    assert sorted(p.name for p in (tmp_path / "t").iterdir() if p.name != runlib.LOCK) == [MARKER, "other.txt"]
 
 
 def test_lazy_exports_load_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:

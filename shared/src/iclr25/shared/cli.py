@@ -159,6 +159,27 @@ def build_config(base: T, config_file: Path | None = None, overrides: Sequence[s
     return apply_overrides(config, parse_overrides(overrides))
 
 
+def add_config_args(parser: argparse.ArgumentParser, config: Any, *, exclude: Sequence[str] = ()) -> None:
+    """One `--field-name` flag per field of dataclass `config`, its default shown from `config`: a verb's flags
+    and the function it calls then share one source of defaults (read them back with `config_from_args`)."""
+    for f in dataclasses.fields(config):
+        if f.name in exclude:
+            continue
+        default = getattr(config, f.name)
+        shown = ",".join(map(str, default)) if isinstance(default, tuple | list) else default
+        parser.add_argument(
+            "--" + f.name.replace("_", "-"), dest=f.name, default=None, metavar="V", help=f"(default: {shown})"
+        )
+
+
+def config_from_args(args: argparse.Namespace, config: T) -> T:
+    """`config` with every flag the user gave (see `add_config_args`) coerced to its field's type and checked."""
+    given = {
+        f.name: getattr(args, f.name) for f in dataclasses.fields(config) if getattr(args, f.name, None) is not None
+    }
+    return apply_overrides(config, given, source="flag")
+
+
 def _one_line(e: BaseException) -> str:
     """The message of a user error, on one line."""
     if isinstance(e, KeyError) and e.args:

@@ -218,12 +218,21 @@ class RunFolder:
             os.close(self._fds.pop())
 
 
-def prepare_run_dir(run_dir: str | Path, overwrite: bool = False, *, paper: str = "", command: str = "") -> Path:
-    """A run folder for a verb that writes a few files at once (no report): the same safety rules as
-    `start_run`; the folder is marked complete straight away (write its files atomically)."""
-    folder = RunFolder(run_dir, overwrite, paper=paper, command=command)
+@contextmanager
+def open_run_folder(path: str | Path, overwrite: bool = False, *, paper: str = "", command: str = "") -> Iterator[Path]:
+    """A run folder for a verb without a claims report (train, eval, run on a user's data): the same rules as
+    `start_run`; yields the folder to write into, marked complete when the block ends, incomplete if it raises.
+
+        with open_run_folder(out, overwrite, paper=SLUG, command="train") as folder:
+            ...  # write files into folder
+    """
+    folder = RunFolder(path, overwrite, paper=paper, command=command)
+    try:
+        yield folder.work
+    except BaseException as e:
+        folder.abandon("interrupted" if isinstance(e, KeyboardInterrupt) else "failed")
+        raise
     folder.finish()
-    return folder.path
 
 
 # ------------------------------------------------------------------------------------------------ the run
