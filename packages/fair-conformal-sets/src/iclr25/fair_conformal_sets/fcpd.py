@@ -1,0 +1,182 @@
+"""Re-analysis of the released human-study data (FCPD, official repository `results/`, MIT).
+
+Paper: Cresswell et al., "Conformal Prediction Sets Can Cause Disparate Impact", ICLR 2025 (arXiv 2410.01888).
+Per task three CSV files: the items shown (`<task>.csv`), one row per response (`individual_results.csv`) and
+one row per participant (`results.csv`, demographic cells may read DATA_EXPIRED / CONSENT_REVOKED). Sets are
+space-separated label ids, often with a trailing space ("2 3 "). `analyze` gives per treatment x group decision
+accuracy, delta, Delta (with a participant-clustered bootstrap CI, our design), adoption (response inside the
+shown set), coverage, mean set size and singleton rate of the sets shown.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from iclr25.fair_conformal_sets.metrics import bootstrap_disparate_impact
+
+TASKS = {"bios": ("bios-bias", "bios.csv"), "facet": ("facet", "facet.csv"), "ravdess": ("ravdess", "ravdess.csv")}
+TREATMENTS = ("control", "avgk", "marginal", "conditional")
+SET_COLUMN = {"avgk": "avgk_set", "marginal": "conformal_marginal_set", "conditional": "conformal_conditional_set"}
+ITEM_COLUMNS = ("idx", "label", "group", "top1", "avgk_set", "conformal_marginal_set", "conformal_conditional_set")
+RESPONSE_COLUMNS = ("experiment", "participant_id", "prompt_idx", "response", "label", "group", *SET_COLUMN.values())
+PARTICIPANT_COLUMNS = ("participant_id", "experiment", "num_correct")
+TRIALS_PER_PARTICIPANT = 50
+
+
+def parse_set(text: str) -> tuple[int, ...]:
+    """'2 3 ' -> (2, 3); an empty cell is the empty set."""
+    try:
+        return tuple(int(t) for t in str(text).split())
+    except ValueError:
+        raise ValueError(f"prediction set {text!r} is not a space-separated list of label ids") from None
+
+
+def _int(value: str, what: str) -> int:
+    try:
+        return int(float(value))
+    except ValueError:
+        raise ValueError(f"{what} {value!r} is not a number") from None
+
+
+def _read_csv(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        header = [h.strip() for h in reader.fieldnames or []]
+        missing = [c for c in required if c not in header]
+        if missing:
+            raise ValueError(f"{path} lacks columns {missing}; has {header}")
+        return [{(k or "").strip(): v for k, v in row.items()} for row in reader]
+
+
+@dataclass
+class FCPDStudy:
+    """One task of the study: responses as arrays, per-participant rows, and the item table when present."""
+
+    task: str
+    experiment: np.ndarray  # (N,) treatment of each response
+    participant: np.ndarray  # (N,)
+    item: np.ndarray  # (N,) prompt_idx
+    response: np.ndarray  # (N,)
+    label: np.ndarray  # (N,)
+    group: np.ndarray  # (N,) int group id
+    shown: dict[str, list[tuple[int, ...]]]  # set column -> the set of each response's item
+    participants: list[dict[str, str]] = field(default_factory=list)
+    items: dict[int, dict[str, Any]] = field(default_factory=dict)
+    group_names: dict[int, str] = field(default_factory=dict)
+
+
+def task_folder(folder: str | Path, task: str) -> Path:
+    """The folder with a task's files: `folder` itself or its `bios-bias`/`facet`/`ravdess` sub-folder."""
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}: task must be one of {', '.join(TASKS)}")
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no such folder: {folder}")
+    sub = folder / TASKS[task][0]
+    return sub if (sub / "individual_results.csv").is_file() else folder
+
+
+def load(folder: str | Path, task: str) -> FCPDStudy:
+    """Read a task's `individual_results.csv`, `results.csv` and (if present) `<task>.csv`."""
+    root = task_folder(folder, task)
+    rows = _read_csv(root / "individual_results.csv", RESPONSE_COLUMNS)
+    if not rows:
+        raise ValueError(f"{root / 'individual_results.csv'} has no responses")
+    unknown = sorted({r["experiment"] for r in rows} - set(TREATMENTS))
+    if unknown:
+        raise ValueError(f"unknown experiments {unknown}; allowed: {', '.join(TREATMENTS)}")
+    study = FCPDStudy(
+        task=task,
+        experiment=np.array([r["experiment"] for r in rows]),
+        participant=np.array([_int(r["participant_id"], "participant_id") for r in rows]),
+        item=np.array([_int(r["prompt_idx"], "prompt_idx") for r in rows]),
+        response=np.array([_int(r["response"], "response") for r in rows]),
+        label=np.array([_int(r["label"], "label") for r in rows]),
+        group=np.array([_int(r["group"], "group") for r in rows]),
+        shown={c: [parse_set(r[c]) for r in rows] for c in SET_COLUMN.values()},
+    )
+    study.group_names = {_int(r["group"], "group"): r.get("group_text", "").strip() for r in rows}
+    study.participants = _read_csv(root / "results.csv", PARTICIPANT_COLUMNS)
+    items_path = root / TASKS[task][1]
+    if items_path.is_file():
+        for r in _read_csv(items_path, ITEM_COLUMNS):
+            idx = _int(r["idx"], "idx")
+            study.items[idx] = {
+                "label": _int(r["label"], "label"),
+                "group": _int(r["group"], "group"),
+                "top1": _int(r["top1"], "top1"),
+                **{c: parse_set(r[c]) for c in ("avgk_set", *SET_COLUMN.values(), "topk_set") if c in r},
+            }
+    return study
+
+
+def treatment_accuracy_from_results(participants: list[dict[str, str]]) -> dict[str, float]:
+    """Mean of num_correct / 50 per treatment over `results.csv` (rows without a number are skipped)."""
+    out: dict[str, list[float]] = {}
+    for r in participants:
+        try:
+            value = float(r["num_correct"])
+        except ValueError:
+            continue
+        out.setdefault(r["experiment"].strip(), []).append(value / TRIALS_PER_PARTICIPANT)
+    return {t: float(np.mean(v)) for t, v in out.items()}
+
+
+def analyze(study: FCPDStudy, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Per treatment x group accuracy, delta, Delta (+ bootstrap CI), adoption, coverage, size, singletons."""
+    correct = study.response == study.label
+    groups = np.unique(study.group)
+    per: dict[str, dict[str, Any]] = {}
+    for t in TREATMENTS:
+        rows_t = study.experiment == t
+        if not rows_t.any():
+            continue
+        entry: dict[str, Any] = {"accuracy": float(correct[rows_t].mean()), "n": int(rows_t.sum()), "groups": {}}
+        for g in groups:
+            rows = rows_t & (study.group == g)
+            stats = {"n": int(rows.sum()), "accuracy": float(correct[rows].mean()) if rows.any() else float("nan")}
+            if t in SET_COLUMN and rows.any():
+                sets = [study.shown[SET_COLUMN[t]][i] for i in np.flatnonzero(rows)]
+                size = np.array([len(s) for s in sets])
+                stats["adoption"] = float(np.mean([r in s for r, s in zip(study.response[rows], sets, strict=True)]))
+                stats["coverage"] = float(np.mean([y in s for y, s in zip(study.label[rows], sets, strict=True)]))
+                stats["size"] = float(size.mean())
+                stats["singleton"] = float((size == 1).mean())
+            entry["groups"][int(g)] = stats
+        per[t] = entry
+    # per-participant counts for the clustered bootstrap
+    pids = np.unique(study.participant)
+    p_index = {p: i for i, p in enumerate(pids)}
+    g_index = {g: j for j, g in enumerate(groups)}
+    hits = np.zeros((len(pids), len(groups)))
+    count = np.zeros((len(pids), len(groups)))
+    p_rows = np.array([p_index[p] for p in study.participant])
+    g_rows = np.array([g_index[g] for g in study.group])
+    np.add.at(hits, (p_rows, g_rows), correct)
+    np.add.at(count, (p_rows, g_rows), 1)
+    treatment_of = {}
+    for p, t in zip(study.participant, study.experiment, strict=True):
+        treatment_of.setdefault(p, t)
+    impact = bootstrap_disparate_impact(
+        hits,
+        count,
+        np.array([treatment_of[p] for p in pids]),
+        [int(g) for g in groups],
+        n_boot=n_boot,
+        rng=np.random.default_rng(seed),
+    )
+    return {
+        "task": study.task,
+        "treatments": per,
+        "impact": impact,
+        "accuracy_from_results_csv": treatment_accuracy_from_results(study.participants),
+        "group_names": study.group_names,
+        "participants": len(pids),
+    }
