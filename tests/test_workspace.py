@@ -172,10 +172,34 @@ def test_ci_script_runs_the_readme_test_command() -> None:
     assert command.group(0) in script
 
 
-def test_workflow_matrices_cover_every_package() -> None:
+def test_workflow_matrices_are_derived_from_the_packages_folder() -> None:
+    import json
+
     import yaml
 
-    ci = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())
-    bench = yaml.safe_load((ROOT / ".github" / "workflows" / "bench.yml").read_text())
-    assert ci["jobs"]["packages"]["strategy"]["matrix"]["package"] == ["shared", *(f"packages/{s}" for s in SLUGS)]
-    assert bench["jobs"]["reproduce"]["strategy"]["matrix"]["paper"] == SLUGS
+    workflows = ROOT / ".github" / "workflows"
+    ci = yaml.safe_load((workflows / "ci.yml").read_text())
+    bench = yaml.safe_load((workflows / "bench.yml").read_text())
+    assert ci["jobs"]["packages"]["strategy"]["matrix"]["package"] == "${{ fromJSON(needs.discover.outputs.packages) }}"
+    assert bench["jobs"]["reproduce"]["strategy"]["matrix"]["paper"] == "${{ fromJSON(needs.discover.outputs.papers) }}"
+    assert ".ci/list-packages paths" in str(ci["jobs"]["discover"]) and ".ci/list-packages slugs" in str(bench)
+    listing = [sys.executable, str(ROOT / ".ci" / "list-packages")]
+    paths = json.loads(subprocess.run([*listing, "paths"], capture_output=True, text=True, check=True).stdout)
+    slugs = json.loads(subprocess.run([*listing, "slugs"], capture_output=True, text=True, check=True).stdout)
+    assert paths == ["shared", *(f"packages/{s}" for s in SLUGS)] and slugs == SLUGS
+
+
+@pytest.mark.parametrize(
+    ("tag", "expected"),
+    [
+        ("eci-conformal-v0.1.0", "dist=iclr25-eci-conformal"),
+        ("shared-v0.1.0", "dist=iclr25-shared"),
+        ("eci-conformal-v9.9.9", "tag says 9.9.9"),
+        ("no-such-paper-v0.1.0", "no package 'no-such-paper'"),
+        ("eci-conformal", "not of the form"),
+    ],
+)
+def test_release_tags_map_to_one_package(tag: str, expected: str) -> None:
+    result = subprocess.run([sys.executable, str(ROOT / ".ci" / "release-target"), tag], capture_output=True, text=True)
+    assert expected in result.stdout + result.stderr
+    assert (result.returncode == 0) == expected.startswith("dist=")

@@ -1,0 +1,152 @@
+"""The package contract as tests: who may import whom, what a package root exports, and that a new package made
+by the scaffold keeps the contract. Each check is a function over a source tree or a module, so a test can run it
+on a deliberately broken package and see it fail."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from iclr25.shared.paper import discover_papers
+
+ROOT = Path(__file__).resolve().parents[1]
+SLUGS = sorted(p.parent.name for p in (ROOT / "packages").glob("*/pyproject.toml"))
+# The harness around a paper's method: only these modules may use Lightning, wandb, the CLI and the run layer.
+HARNESS = {"__init__", "cli", "config", "reproduce", "lit", "training", "train"}
+NOT_IN_METHOD_CODE = (
+    "lightning",
+    "pytorch_lightning",
+    "wandb",
+    "argparse",
+    "iclr25.shared.cli",
+    "iclr25.shared.run",
+    "iclr25.shared.logging",
+    "iclr25.shared.trainer",
+)
+
+
+def _imports(path: Path, package: str) -> list[str]:
+    """Absolute names of the modules a source file imports (relative imports resolved against `package`)."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            names += [f"{base}.{alias.name}" for alias in node.names] if base.startswith("iclr25") else [base]
+    return names
+
+
+def _owner(name: str) -> str | None:
+    """`eci_conformal` for `iclr25.eci_conformal.methods`, None outside the iclr25 namespace."""
+    parts = name.split(".")
+    return parts[1] if parts[0] == "iclr25" and len(parts) > 1 else None
+
+
+def import_violations(root: Path) -> list[str]:
+    """Packages importing each other, shared importing a paper, method modules importing the harness."""
+    found = []
+    for source in sorted((root / "shared" / "src" / "iclr25" / "shared").rglob("*.py")):
+        found += [
+            f"shared/{source.name} imports {name}"
+            for name in _imports(source, "iclr25.shared")
+            if _owner(name) not in (None, "shared")
+        ]
+    for package in sorted((root / "packages").glob("*/src/iclr25/*")):
+        own = package.name
+        for source in sorted(package.rglob("*.py")):
+            where = f"{own}/{source.relative_to(package)}"
+            names = _imports(source, f"iclr25.{own}")
+            found += [f"{where} imports {n}" for n in names if _owner(n) not in (None, own, "shared")]
+            if source.stem not in HARNESS:
+                banned = (*NOT_IN_METHOD_CODE, f"iclr25.{own}.cli", f"iclr25.{own}.reproduce")
+                found += [
+                    f"{where} (method code) imports {n}"
+                    for n in names
+                    if any(n == b or n.startswith(b + ".") for b in banned)
+                ]
+    return found
+
+
+def export_violations(module_name: str) -> list[str]:
+    """Names in a package's `__all__` that are missing, lack a docstring, or are modules once every submodule is
+    imported (a submodule named like a public name shadows it: `from pkg import name` then gives the module)."""
+    module = importlib.import_module(module_name)
+    for info in pkgutil.iter_modules(getattr(module, "__path__", []), prefix=f"{module_name}."):
+        if info.name.rsplit(".", 1)[1] not in ("cli", "__main__"):
+            importlib.import_module(info.name)
+    found = []
+    for name in getattr(module, "__all__", []):
+        try:
+            obj = getattr(module, name)
+        except AttributeError:
+            found.append(f"{module_name}.{name} is in __all__ but does not import")
+            continue
+        if isinstance(obj, types.ModuleType):
+            found.append(f"{module_name}.{name} is a module, not the object __all__ promises")
+        elif (inspect.isfunction(obj) or inspect.isclass(obj)) and not inspect.getdoc(obj):
+            found.append(f"{module_name}.{name} has no docstring")
+    return found
+
+
+def test_imports_keep_the_layers_apart() -> None:
+    assert import_violations(ROOT) == []
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_public_name_imports_from_the_package_root(slug: str) -> None:
+    assert export_violations("iclr25." + slug.replace("-", "_")) == []
+
+
+def test_shared_exports_are_what_they_say() -> None:
+    assert export_violations("iclr25.shared") == []
+
+
+def test_every_package_is_discovered_as_a_paper() -> None:
+    assert sorted(discover_papers()) == SLUGS
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_the_checks_fail_on_a_deliberately_broken_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(tmp_path / "shared/src/iclr25/shared/util.py", "from iclr25.alpha import thing\n")
+    _write(tmp_path / "packages/alpha/src/iclr25/alpha/method.py", "import lightning\nfrom iclr25.beta import x\n")
+    _write(tmp_path / "packages/alpha/src/iclr25/alpha/cli.py", "from iclr25.shared.cli import guarded\n")
+    _write(tmp_path / "packages/alpha/src/iclr25/alpha/model.py", "from .cli import main\nfrom ..beta import y\n")
+    found = import_violations(tmp_path)
+    assert "shared/util.py imports iclr25.alpha.thing" in found
+    assert "alpha/method.py imports iclr25.beta.x" in found
+    assert "alpha/method.py (method code) imports lightning" in found
+    assert "alpha/model.py (method code) imports iclr25.alpha.cli.main" in found
+    assert "alpha/model.py imports iclr25.beta.y" in found
+    assert not [f for f in found if f.startswith("alpha/cli.py")]  # the harness may use the CLI helpers
+
+    package = tmp_path / "broken_pkg"
+    _write(
+        package / "__init__.py",
+        "from iclr25.shared.run import lazy_exports\n"
+        '__all__ = ["sort", "missing", "undocumented"]\n'
+        '__getattr__, __dir__ = lazy_exports(__name__, {"sort": "sort"})\n'
+        "def undocumented():\n    pass\n",
+    )
+    _write(package / "sort.py", '"""A submodule named like the export."""\n\ndef sort(x):\n    """Sort."""\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = export_violations("broken_pkg")
+    assert "broken_pkg.missing is in __all__ but does not import" in found
+    assert "broken_pkg.undocumented has no docstring" in found
+    assert "broken_pkg.sort is a module, not the object __all__ promises" in found
+    for name in [m for m in sys.modules if m.startswith("broken_pkg")]:
+        monkeypatch.delitem(sys.modules, name)
