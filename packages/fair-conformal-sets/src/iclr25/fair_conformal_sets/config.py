@@ -86,7 +86,6 @@ class Config:
         check_int_at_least("trials", self.trials, 1)
         check_int_at_least("n_boot", self.n_boot, 10)
         check_int_at_least("hpo_trials", self.hpo_trials, 0)
-        check_positive("K", self.K)
 
 
 PRESETS: dict[str, Config] = {
@@ -95,3 +94,58 @@ PRESETS: dict[str, Config] = {
     # outputs (npz_dir) and the study data (fcpd_dir) are given; minutes on one CPU core, no GPU needed.
     "full": Config(seeds=20, validity_reps=2000, mc_trials=1_000_000, n_boot=5000),
 }
+
+
+MODES = ("marginal", "mondrian", "ess")
+STUDY_TASKS = ("bios", "facet", "ravdess")
+
+
+@dataclass(frozen=True)
+class SetsConfig:
+    """`iclr25-fair-conformal-sets sets --npz outputs.npz`: conformal sets and their group report for a user's
+    model outputs (calibrated on `cal_npz`, or on a random `cal_fraction` of `npz`)."""
+
+    npz: str = ""  # logits (or probs) (n, K), labels (n,), groups (n,)
+    cal_npz: str = ""  # separate calibration outputs; "" = split npz
+    cal_fraction: float = 0.5
+    score: str = "lac"
+    mode: str = "marginal"
+    alpha: float = 0.1
+    temperature: float = 1.0
+    k_reg: int = 3
+    lam: float = 0.5
+    randomized: bool = True
+    smoothing: bool = False
+    fill_empty: bool = False  # the official code fills empty sets with the top-1 label
+    ess_variant: str = "two_split"
+    skill: float = 0.56
+    override: float = 0.5
+    adopt_slope: float = 0.15
+
+    def __post_init__(self) -> None:
+        check_probability("cal_fraction", self.cal_fraction)
+        check_one_of("score", self.score, SCORE_NAMES)
+        check_one_of("mode", self.mode, MODES)
+        check_probability("alpha", self.alpha)
+        check_positive("temperature", self.temperature)
+        check_int_at_least("k_reg", self.k_reg, 0)
+        check_nonnegative("lam", self.lam)
+        check_one_of("ess_variant", self.ess_variant, ESS_VARIANTS)
+        check_probability("skill", self.skill, closed=True)
+        check_probability("override", self.override, closed=True)
+        check_nonnegative("adopt_slope", self.adopt_slope)
+        if self.smoothing and self.mode == "ess":
+            raise ValueError("smoothing applies to the marginal and mondrian modes, not ess")
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    """`iclr25-fair-conformal-sets analyze-study --dir DIR --task bios`: re-analysis of the released study data."""
+
+    dir: str = ""  # the official repository's results/ folder (or one task's sub-folder)
+    task: str = "bios"
+    n_boot: int = 1000
+
+    def __post_init__(self) -> None:
+        check_one_of("task", self.task, STUDY_TASKS)
+        check_int_at_least("n_boot", self.n_boot, 10)
