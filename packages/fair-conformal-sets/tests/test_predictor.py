@@ -30,7 +30,7 @@ def test_lac_predictor_equals_functions(split, mode):
             Sc, cal.labels, cal.groups, St, test.groups, 0.1, rng=np.random.default_rng(0)
         )
     assert C.shape == (len(test), 10) and C.dtype == bool
-    assert (C == expected).all()
+    assert (expected == C).all()
 
 
 @pytest.mark.parametrize("score", ["aps", "raps", "saps"])

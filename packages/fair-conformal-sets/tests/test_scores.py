@@ -31,17 +31,17 @@ def test_official_calibration_form_on_true_label(probs, uniforms):
 
 def test_non_randomized_aps_set_is_smallest_prefix(probs):
     """At threshold q, the non-randomised APS set is the smallest top-probability prefix whose mass reaches q."""
-    S = scores.aps(probs, randomized=False)
+    s_all = scores.aps(probs, randomized=False)
     q = 0.9
-    C = S <= q
+    C = s_all <= q
     order = np.argsort(-probs, axis=1, kind="stable")
     for i in range(len(probs)):
         cum = np.cumsum(probs[i, order[i]])
         size = int(np.searchsorted(cum, q, side="right"))  # labels whose inclusive mass <= q
         assert set(np.flatnonzero(C[i])) == set(order[i, :size].tolist())
     # with the conformal quantile of some calibration scores
-    q_hat = calibrate.conformal_quantile(S[:20, 0], 0.1)
-    assert ((S[20:] <= q_hat) == calibrate.marginal(S[:20, 0], S[20:], 0.1)).all()
+    q_hat = calibrate.conformal_quantile(s_all[:20, 0], 0.1)
+    assert ((s_all[20:] <= q_hat) == calibrate.marginal(s_all[:20, 0], s_all[20:], 0.1)).all()
 
 
 def test_saps_ranks_and_randomisation(probs, uniforms):
