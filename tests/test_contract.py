@@ -5,6 +5,7 @@ on a deliberately broken package and see it fail."""
 from __future__ import annotations
 
 import ast
+import os
 import importlib
 import inspect
 import pkgutil
@@ -149,4 +150,53 @@ def test_the_checks_fail_on_a_deliberately_broken_package(tmp_path: Path, monkey
     assert "broken_pkg.undocumented has no docstring" in found
     assert "broken_pkg.sort is a module, not the object __all__ promises" in found
     for name in [m for m in sys.modules if m.startswith("broken_pkg")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+def test_the_scaffold_makes_a_package_that_keeps_the_contract(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import tomllib
+
+    from iclr25.shared import cli
+
+    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["new", "demo-paper", "--title", "A Demo Paper"]) == 0
+    assert cli.main(["new", "demo-paper", "--title", "Again"]) == 2  # never over an existing package
+    assert cli.main(["new", "Bad_Slug", "--title", "x"]) == 2
+    root = tomllib.loads((tmp_path / "pyproject.toml").read_text())
+    dev = [r for r in root["dependency-groups"]["dev"] if r.startswith("iclr25-") and "shared" not in r]
+    assert "iclr25-demo-paper" in dev and dev == sorted(dev)
+    assert root["tool"]["uv"]["sources"]["iclr25-demo-paper"] == {"workspace": True}
+    package = tmp_path / "packages" / "demo-paper"
+    assert import_violations(tmp_path) == []
+    bin_dir = Path(sys.executable).parent
+    for check in (["check"], ["format", "--check"]):
+        lint = subprocess.run([str(bin_dir / "ruff"), *check, "--quiet", str(package)], capture_output=True, text=True)
+        assert lint.returncode == 0, lint.stdout + lint.stderr
+    monkeypatch.syspath_prepend(str(package / "src"))
+    assert export_violations("iclr25.demo_paper") == []
+    tests = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(package / "tests"),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+            "--import-mode=importlib",
+            "-W",
+            "ignore::pytest.PytestUnknownMarkWarning",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(package / "src")},
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert tests.returncode == 0 and " passed" in tests.stdout, tests.stdout[-2000:] + tests.stderr[-2000:]
+    for name in [m for m in sys.modules if m.startswith("iclr25.demo_paper")]:
         monkeypatch.delitem(sys.modules, name)

@@ -221,6 +221,7 @@ def test_malicious_batch_is_refused(tmp_path: Path, marker: Path, protocol: int)
 def test_cifar_batches_load(tmp_path: Path, protocol: int) -> None:
     batch = _cifar_batch()
     batch[b"mean"] = np.linspace(0, 1, 3072, dtype=np.float32)  # ImageNet32 train batches also hold a mean
+    batch[b"fine_labels"] = list(np.arange(4, dtype=np.int64))  # NumPy scalars, as a hand-made batch may hold
     path = tmp_path / "data_batch_1"
     path.write_bytes(pickle.dumps(batch, protocol=protocol))
     loaded = restricted_pickle_load(path, encoding="bytes")
@@ -228,6 +229,7 @@ def test_cifar_batches_load(tmp_path: Path, protocol: int) -> None:
     assert np.array_equal(loaded[b"data"], batch[b"data"])
     assert loaded[b"data"].dtype == np.uint8
     assert np.array_equal(loaded[b"mean"], batch[b"mean"])
+    assert loaded[b"fine_labels"] == [0, 1, 2, 3]
     with path.open("rb") as f:  # a file object works too
         assert restricted_pickle_load(f, encoding="bytes")[b"filenames"] == batch[b"filenames"]
 

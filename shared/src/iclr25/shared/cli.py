@@ -477,7 +477,7 @@ def _cmd_readme(papers: dict[str, Paper], args: argparse.Namespace) -> int:
 
 def _umbrella_parser(papers: dict[str, Paper]) -> Parser:
     parser = make_parser("iclr25", "ICLR 2025 papers, reimplemented: list, inspect and reproduce them.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,info,reproduce,readme,<slug>}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,info,reproduce,readme,new,<slug>}")
     sub.add_parser("list", help="installed papers")
     info = sub.add_parser("info", help="one paper's details")
     info.add_argument("slug")
@@ -494,6 +494,9 @@ def _umbrella_parser(papers: dict[str, Paper]) -> Parser:
     rep.add_argument("--device", choices=DEVICES, default="auto")
     rep.add_argument("--wandb", choices=WANDB_MODES, default="off")
     rep.add_argument("--overwrite", action="store_true", help="replace run folders earlier runs made")
+    new = sub.add_parser("new", help="(source checkout) start a new paper package from the template")
+    new.add_argument("slug", help="kebab-case name, e.g. my-paper: dist iclr25-my-paper, import iclr25.my_paper")
+    new.add_argument("--title", required=True, help="the paper's title")
     readme = sub.add_parser("readme", help="rewrite a package README's results table from its committed results")
     readme.add_argument("slug", nargs="?", help="paper whose README to refresh (or --all)")
     readme.add_argument("--all", action="store_true", help="every installed paper")
@@ -516,6 +519,16 @@ def main(argv: list[str] | None = None) -> int:
         return _cmd_info(_find(papers, args.slug))
     if args.command == "readme":
         return _cmd_readme(papers, args)
+    if args.command == "new":
+        from iclr25.shared.scaffold import new_package, workspace_root
+
+        folder = new_package(workspace_root(Path.cwd()), args.slug, args.title)
+        print(f"created {folder} and registered it in the root pyproject.toml; next:")
+        print(f"  uv lock && uv sync && uv run pytest {folder}")
+        print(
+            f"  uv run iclr25-{args.slug} reproduce --scale quick --out {folder}/results/quick && uv run iclr25 readme {args.slug}"
+        )
+        return 0
     return _cmd_reproduce(papers, args)
 
 

@@ -41,9 +41,10 @@ __all__ = [
     "restricted_pickle_load",
 ]
 
-# What a pickled NumPy array refers to, in the spellings of NumPy 1.x (`numpy.core`) and 2.x (`numpy._core`):
-# protocol 0-4 rebuild an array with `_reconstruct(ndarray, shape, typecode)` + `ndarray.__setstate__`, protocol 5
-# with `_frombuffer`, and Python 3 protocol-2 pickles write bytes as `_codecs.encode(text, "latin1")`.
+# What a pickled NumPy array or scalar refers to, in the spellings of NumPy 1.x (`numpy.core`) and 2.x
+# (`numpy._core`): protocol 0-4 rebuild an array with `_reconstruct(ndarray, shape, typecode)` +
+# `ndarray.__setstate__`, protocol 5 with `_frombuffer`, a scalar (a label list of np.int64) with
+# `scalar(dtype, raw bytes)`, and Python 3 protocol-2 pickles write bytes as `_codecs.encode(text, "latin1")`.
 NUMPY_ARRAY_GLOBALS: frozenset[tuple[str, str]] = frozenset(
     {
         ("numpy", "ndarray"),
@@ -52,6 +53,8 @@ NUMPY_ARRAY_GLOBALS: frozenset[tuple[str, str]] = frozenset(
         ("numpy._core.multiarray", "_reconstruct"),
         ("numpy.core.numeric", "_frombuffer"),
         ("numpy._core.numeric", "_frombuffer"),
+        ("numpy.core.multiarray", "scalar"),
+        ("numpy._core.multiarray", "scalar"),
         ("_codecs", "encode"),
     }
 )

@@ -1,0 +1,372 @@
+"""`iclr25 new <slug>`: a new paper package that keeps the contract from its first line.
+
+It writes `packages/<slug>/` (pyproject, README with the results markers, a light `config.py`, a method with its
+slow reference form, a reproduction on the run layer with a claim gate, a CLI, and tests including one that shows
+the gate failing on a broken method), then registers the package in the root `pyproject.toml`. Replace the
+example method (a trimmed mean) with the paper's.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+SLUG_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+FILES: dict[str, str] = {
+    "pyproject.toml": """[project]
+name = "iclr25-{slug}"
+version = "0.1.0"
+description = "{title} (ICLR 2025), reimplemented: method, baselines, reproduction, CLI."
+readme = "README.md"
+requires-python = ">=3.11"
+license = "MIT"
+dependencies = [
+    "iclr25-shared",
+    "numpy>=1.26",
+]
+
+[project.scripts]
+iclr25-{slug} = "iclr25.{module}.cli:main"
+
+[project.entry-points."iclr25.papers"]
+{slug} = "iclr25.{module}:PAPER"
+
+[dependency-groups]
+dev = ["pytest>=8.3", "pytest-socket>=0.7"]
+
+[build-system]
+requires = ["uv_build>=0.8,<0.14"]
+build-backend = "uv_build"
+
+[tool.uv.build-backend]
+module-name = "iclr25.{module}"
+
+[tool.uv.sources]
+iclr25-shared = {{ workspace = true }}
+""",
+    "README.md": """# iclr25-{slug}
+
+**{title}** (ICLR 2025). Authors, arXiv id and official code: fill in.
+
+## The idea
+
+One paragraph: what the paper does and why it works.
+
+## Install
+
+From a clone: `uv run --package iclr25-{slug} iclr25-{slug} --help`, or `uv pip install ./shared ./packages/{slug}`
+into any virtual environment.
+
+## Quickstart
+
+```python
+import numpy as np
+
+from iclr25.{module} import trimmed_mean
+
+print(trimmed_mean(np.array([1.0, 2.0, 3.0, 100.0]), trim=0.25))
+```
+
+## Results
+
+<!-- results:quick begin (generated from results/quick/results.json) -->
+<!-- results:quick end -->
+
+Command: `uv run iclr25-{slug} reproduce --scale quick` (2 CPU cores; runtime: fill in from results.json).
+
+## Not done
+
+List every part of the paper or the issue that is not built, and why.
+""",
+    "src/iclr25/{module}/__init__.py": '''"""{title} (ICLR 2025).
+
+Public names are exported lazily: importing this package imports no numerical library.
+"""
+
+from __future__ import annotations
+
+from iclr25.shared.paper import Paper
+from iclr25.shared.run import lazy_exports
+
+PAPER = Paper(
+    slug="{slug}",
+    title="{title}",
+    authors="",
+    arxiv="",
+    code="",
+    cli="iclr25.{module}.cli:main",
+    reproduce="iclr25.{module}.reproduce:run",
+    scales=("ci", "quick", "full"),
+)
+
+_EXPORTS = {{"trimmed_mean": "method"}}
+__all__ = ["PAPER", *sorted(_EXPORTS)]
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+''',
+    "src/iclr25/{module}/config.py": '''"""Presets of the reproduction. Standard library only: bad values are refused before numpy or torch load."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iclr25.shared.validate import check_in_range, check_int_at_least, check_positive
+
+
+@dataclass(frozen=True)
+class Config:
+    """Quick: `iclr25-{slug} reproduce --scale quick` (seconds on 2 CPU cores)."""
+
+    samples: int = 2000
+    outlier_fraction: float = 0.1
+    trim: float = 0.2  # the method's default (cite the paper's section)
+    tolerance: float = 0.1  # gate: |trimmed mean - true mean| <= tolerance
+
+    def __post_init__(self) -> None:
+        check_int_at_least("samples", self.samples, 10)
+        check_in_range("outlier_fraction", self.outlier_fraction, 0.0, 0.5, high_open=True)
+        check_in_range("trim", self.trim, 0.0, 0.5, high_open=True)
+        check_positive("tolerance", self.tolerance)
+
+
+PRESETS: dict[str, Config] = {{
+    "ci": Config(samples=500),
+    "quick": Config(),
+    "full": Config(samples=200_000),
+}}
+''',
+    "src/iclr25/{module}/method.py": '''"""The paper's method in plain numpy (example: a trimmed mean; replace it with the paper's method)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def trimmed_mean(x: np.ndarray, trim: float = 0.2) -> float:
+    """Mean of `x` after dropping the `trim` fraction of smallest and of largest values."""
+    if not 0 <= trim < 0.5:
+        raise ValueError(f"trim must lie in [0, 0.5), got {{trim}}")
+    x = np.sort(np.asarray(x, dtype=float))
+    cut = int(trim * len(x))
+    return float(x[cut : len(x) - cut].mean())
+''',
+    "src/iclr25/{module}/reference.py": '''"""Slow, obviously correct forms that the fast method is tested against."""
+
+from __future__ import annotations
+
+
+def trimmed_mean_loop(values: list[float], trim: float) -> float:
+    """Trimmed mean by removing the extremes one at a time."""
+    kept = sorted(values)
+    for _ in range(int(trim * len(values))):
+        kept = kept[1:-1]
+    return sum(kept) / len(kept)
+''',
+    "src/iclr25/{module}/reproduce.py": '''"""Reproduction: the measurements (`measure`), the claims judged from them (`claims`), and `run`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iclr25.{module}.config import PRESETS, Config
+from iclr25.shared.results import Claim, Report
+from iclr25.shared.run import Run, start_run
+
+SLUG = "{slug}"
+
+
+def measure(config: Config, run: Run) -> dict[str, Any]:
+    """Draw data with outliers and estimate its mean with the method and with the plain mean."""
+    import numpy as np
+
+    from iclr25.{module}.method import trimmed_mean
+
+    rng = np.random.default_rng(run.seed)
+    x = rng.normal(0.0, 1.0, config.samples)
+    outliers = rng.random(config.samples) < config.outlier_fraction
+    x[outliers] += 50.0
+    return {{"trimmed_mean": trimmed_mean(x, config.trim), "mean": float(x.mean()), "true_mean": 0.0}}
+
+
+def claims(metrics: dict[str, Any], config: Config) -> list[Claim]:
+    """The paper's claims, judged from the measurements; every threshold lives here."""
+    error = abs(metrics["trimmed_mean"] - metrics["true_mean"])
+    return [
+        Claim(
+            "robust_estimate",
+            "the method recovers the mean despite outliers",
+            paper=None,
+            ours=error,
+            margin=f"<= {{config.tolerance}}",
+            holds=error <= config.tolerance,
+            gated=True,
+        )
+    ]
+
+
+def run(
+    scale: str = "quick",
+    out: Any = None,
+    *,
+    seed: int = 0,
+    device: str = "auto",
+    wandb: str = "off",
+    overwrite: bool = False,
+    config: Config | None = None,
+) -> Report:
+    """Run the `scale` preset (or `config`), write results.json + report.md into the run folder, return the report."""
+    with start_run(
+        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
+    ) as run:
+        metrics = measure(run.config, run)
+        return run.report(claims(metrics, run.config), metrics)
+''',
+    "src/iclr25/{module}/cli.py": '''"""`iclr25-{slug}`: reproduce the paper's claims. Standard library only at module level: `--help` is instant."""
+
+from __future__ import annotations
+
+import sys
+
+from iclr25.shared.cli import add_run_args, guarded, make_parser, reproduce_command
+
+PROG = "iclr25-{slug}"
+
+
+def _parser():
+    parser = make_parser(PROG, "{title} (ICLR 2025)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{{reproduce}}")
+    reproduce = sub.add_parser("reproduce", help="run a preset and print its claims table")
+    add_run_args(reproduce, scales=("ci", "quick", "full"))
+    return parser
+
+
+@guarded(PROG)
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `iclr25-{slug}`."""
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    from iclr25.{module}.config import PRESETS
+
+    return reproduce_command("{slug}", args, "iclr25.{module}.reproduce:run", PRESETS)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+''',
+    "tests/test_method.py": '''"""The method against its reference form, and its input checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from iclr25.{module} import trimmed_mean
+from iclr25.{module}.reference import trimmed_mean_loop
+
+
+@pytest.mark.parametrize("trim", [0.0, 0.1, 0.25])
+def test_fast_form_equals_reference(trim: float) -> None:
+    x = np.random.default_rng(0).normal(size=41)
+    assert trimmed_mean(x, trim) == pytest.approx(trimmed_mean_loop(list(x), trim))
+
+
+def test_bad_trim_is_refused() -> None:
+    with pytest.raises(ValueError, match="trim must lie"):
+        trimmed_mean(np.ones(4), 0.5)
+''',
+    "tests/test_reproduce.py": '''"""The claim gate on the ci preset, and proof that it fails on a broken method."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from iclr25.{module} import reproduce
+
+
+@pytest.mark.claims
+def test_gated_claims_hold(tmp_path: Path) -> None:
+    report = reproduce.run("ci", tmp_path / "run")
+    assert report.failed_gated == [], [c.name for c in report.failed_gated]
+
+
+def test_the_gate_fails_on_a_broken_method(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("iclr25.{module}.method.trimmed_mean", lambda x, trim: float(x.mean()))
+    report = reproduce.run("ci", tmp_path / "run")
+    assert [c.name for c in report.failed_gated] == ["robust_estimate"]
+''',
+    "tests/test_cli.py": '''"""The CLI: a run, and one-line errors on bad input before any work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from iclr25.{module}.cli import main
+
+
+def test_reproduce_ci(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reproduce", "--scale", "ci", "--out", str(tmp_path / "r")]) == 0
+    assert "robust_estimate" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad", ["trim=0.7", "samples=0", "tolerance=nan", "nosuch=1"])
+def test_bad_values_are_one_line(bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reproduce", "--out", str(tmp_path / "r"), bad]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "r").exists()  # refused before any work
+
+
+def test_unknown_scale_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["reproduce", "--scale", "huge"])
+    assert info.value.code == 2 and capsys.readouterr().err.count("\\n") == 1
+''',
+}
+
+
+def workspace_root(start: Path) -> Path:
+    """The uv workspace root at or above `start` (the folder whose pyproject.toml declares the workspace)."""
+    for folder in (start.resolve(), *start.resolve().parents):
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and "[tool.uv.workspace]" in pyproject.read_text():
+            return folder
+    raise ValueError(f"{start} is not inside an iclr25 source checkout (no workspace pyproject.toml above it)")
+
+
+def _register(root: Path, slug: str) -> None:
+    """Add the package to the root dev group and [tool.uv.sources], keeping both lists sorted."""
+    path = root / "pyproject.toml"
+    lines = path.read_text().splitlines()
+    dist = f"iclr25-{slug}"
+
+    def insert(is_member: re.Pattern[str], line: str) -> None:
+        rows = [i for i, text in enumerate(lines) if is_member.match(text)]
+        if not rows:
+            raise ValueError(f"{path} has no list of workspace packages to add {dist} to")
+        at = next((i for i in rows if lines[i] > line), rows[-1] + 1)
+        lines.insert(at, line)
+
+    insert(re.compile(r'^    "iclr25-(?!shared)[a-z0-9-]+",$'), f'    "{dist}",')
+    insert(re.compile(r"^iclr25-(?!shared)[a-z0-9-]+ = \{ workspace = true \}$"), f"{dist} = {{ workspace = true }}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def new_package(root: Path, slug: str, title: str) -> Path:
+    """Write `packages/<slug>/` from the templates and register it in the root pyproject; returns its folder."""
+    if not SLUG_PATTERN.fullmatch(slug) or slug == "shared":
+        raise ValueError(f"slug must be lower-case kebab-case such as 'my-paper' (not 'shared'), got {slug!r}")
+    if not title.strip() or '"' in title or "\\" in title:
+        raise ValueError("--title must be non-empty and hold no double quotes or backslashes")
+    folder = root / "packages" / slug
+    if folder.exists():
+        raise ValueError(f"{folder} already exists; choose another slug")
+    values = {"slug": slug, "module": slug.replace("-", "_"), "title": title.strip()}
+    for relative, template in FILES.items():
+        path = folder / relative.format(**values)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(template.format(**values))
+    _register(root, slug)
+    return folder
