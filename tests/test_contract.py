@@ -5,9 +5,9 @@ on a deliberately broken package and see it fail."""
 from __future__ import annotations
 
 import ast
-import os
 import importlib
 import inspect
+import os
 import pkgutil
 import sys
 import types
