@@ -82,7 +82,7 @@ def test_unreadable_files_give_one_line_and_no_run_folder(tmp_path: Path, capsys
     cases = [
         (["eval", "--model", str(garbage)], "is not a checkpoint"),
         (["train", "--pretrained", str(garbage), "--out", str(out)], "is not a checkpoint"),
-        (["train", "--data", str(bad_npz), "--out", str(out)], "pickled"),
+        (["train", "--data", str(bad_npz), "--out", str(out)], "is not a .npz"),
     ]
     for argv, message in cases:
         capsys.readouterr()

@@ -106,29 +106,40 @@ def _load_data(path: Path | None, seed: int) -> RegressionData:
         return make_tabular(seed)
     if not path.is_file():
         raise FileNotFoundError(f"data file {path} does not exist")
-    import numpy as np
+    from iclr25.shared.safeload import load_npz
 
-    with np.load(path) as f:
-        keys = ("x_train", "y_train", "x_val", "y_val", "x_test", "y_test")
-        missing = [k for k in keys if k not in f]
-        if missing:
-            raise ValueError(f"{path.name} lacks arrays {missing}; write it with `{PROG} synth`")
-        return RegressionData(*(f[k] for k in keys))
+    f = load_npz(path, what=f".npz written by `{PROG} synth`")  # no pickles: object arrays are refused
+    keys = ("x_train", "y_train", "x_val", "y_val", "x_test", "y_test")
+    missing = [k for k in keys if k not in f]
+    if missing:
+        raise ValueError(f"{path.name} lacks arrays {missing}; write it with `{PROG} synth`")
+    return RegressionData(*(f[k] for k in keys))
 
 
 def _load_checkpoint(path: Path, device: str = "cpu") -> dict:
     """A checkpoint written by `train` (model.pt or backbone.pt); ValueError for anything else."""
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint {path} does not exist")
-    import torch
+    from iclr25.shared.safeload import load_checkpoint
+
+    what = f"checkpoint written by `{PROG} train`"  # weights only: nothing in the file runs
+    ckpt = load_checkpoint(path, map_location=device, required_keys=("arch", "state_dict"), what=what)
+    if not isinstance(ckpt["arch"], dict) or not isinstance(ckpt["state_dict"], dict):
+        raise ValueError(f"{path} is not a {what}")
+    return ckpt
+
+
+def _build_model(ckpt: dict, path: Path):
+    """The MLP a checkpoint describes, with its weights; ValueError for a foreign or mismatched file."""
+    from iclr25.dist_loss.train import MLP
 
     try:
-        ckpt = torch.load(path, map_location=device)
-    except Exception as e:  # unpickling errors have many types; any of them means "not our checkpoint"
-        raise ValueError(f"{path} is not a checkpoint written by `{PROG} train` ({type(e).__name__})") from None
-    if not isinstance(ckpt, dict) or "arch" not in ckpt or "state_dict" not in ckpt:
-        raise ValueError(f"{path} is not a checkpoint written by `{PROG} train`")
-    return ckpt
+        model = MLP(**ckpt["arch"])
+        model.load_state_dict(ckpt["state_dict"])
+    except (TypeError, RuntimeError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"{path} is not a checkpoint written by `{PROG} train` ({first})") from None
+    return model
 
 
 def _parse_shots(text: str) -> tuple[int, int]:
@@ -201,8 +212,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         model = train_full(method, "plain")
     else:
         if ckpt is not None:
-            backbone = MLP(**ckpt["arch"]).to(device)
-            backbone.load_state_dict(ckpt["state_dict"])
+            backbone = _build_model(ckpt, args.pretrained).to(device)
         else:
             backbone = train_full("l1", "plain")
             torch.save({"arch": arch, "state_dict": backbone.state_dict()}, run_dir / "backbone.pt")
@@ -223,10 +233,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     import torch
 
     from iclr25.dist_loss.metrics import REGIONS, shot_metrics
-    from iclr25.dist_loss.train import MLP, predict
+    from iclr25.dist_loss.train import predict
 
-    model = MLP(**ckpt["arch"])
-    model.load_state_dict(ckpt["state_dict"])
+    model = _build_model(ckpt, args.model)
     data = _load_data(args.data, args.seed)
     x, y = (data.x_val, data.y_val) if args.split == "val" else (data.x_test, data.y_test)
     if x.shape[1] != ckpt["arch"]["in_dim"]:

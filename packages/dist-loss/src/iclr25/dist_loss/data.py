@@ -197,10 +197,12 @@ def load_tabular(path: str | Path, target: str = "target") -> tuple[np.ndarray, 
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist")
     if path.suffix == ".npz":
-        with np.load(path) as data:
-            if "x" not in data or "y" not in data:
-                raise ValueError(f"{path.name} must hold arrays 'x' and 'y', has {sorted(data.files)}")
-            return data["x"].astype(np.float32), data["y"].astype(np.float64).reshape(-1)
+        from iclr25.shared.safeload import load_npz
+
+        data = load_npz(path)  # allow_pickle=False: nothing in the file runs
+        if "x" not in data or "y" not in data:
+            raise ValueError(f"{path.name} must hold arrays 'x' and 'y', has {sorted(data)}")
+        return data["x"].astype(np.float32), data["y"].astype(np.float64).reshape(-1)
     if path.suffix != ".csv":
         raise ValueError(f"tabular data must be .csv or .npz, got {path.suffix!r}")
     with path.open(newline="") as f:
@@ -220,7 +222,9 @@ def load_ecg(signals: str | Path, labels_csv: str | Path, label_column: str = "l
     for p in (signals, labels_csv):
         if not p.is_file():
             raise FileNotFoundError(f"{p} does not exist")
-    x = np.load(signals)
+    from iclr25.shared.safeload import load_npy
+
+    x = load_npy(signals)  # allow_pickle=False: nothing in the file runs
     if x.ndim != 3:
         raise ValueError(f"ECG signals must be (N, leads, T), got shape {x.shape}")
     with labels_csv.open(newline="") as f:

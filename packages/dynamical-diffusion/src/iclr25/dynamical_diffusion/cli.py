@@ -111,8 +111,13 @@ def _sample(args) -> int:
 
     if not args.checkpoint.is_file():
         raise CliError(f"checkpoint {args.checkpoint} does not exist")
-    try:  # weights_only: a model.pt holds only a config dict, the seed and tensors
-        ckpt = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
+    from iclr25.shared.safeload import load_checkpoint
+
+    # weights only: a model.pt holds a config dict, the seed and tensors; nothing in the file runs
+    ckpt = load_checkpoint(
+        args.checkpoint, required_keys=("config", "seed", "state_dict"), what="model.pt written by `train`"
+    )
+    try:
         cfg = dict(ckpt["config"])
         cfg["ch_mult"] = tuple(cfg["ch_mult"])
         config = Config(**cfg)
@@ -142,10 +147,10 @@ def _sample(args) -> int:
 
 
 def _eval(args) -> int:
-    import numpy as np
     import torch
 
     from iclr25.dynamical_diffusion.training import evaluate
+    from iclr25.shared.safeload import load_npy, reading_file
 
     for name in ("samples.npy", "truth.npy"):
         if not (args.run / name).is_file():
@@ -155,9 +160,10 @@ def _eval(args) -> int:
         meta = args.run / "meta.json"
         if not meta.is_file():
             raise CliError("give --n-context (no meta.json in the run folder)")
-        n_ctx = json.loads(meta.read_text())["n_context"]
-    samples = torch.from_numpy(np.load(args.run / "samples.npy"))
-    truth = torch.from_numpy(np.load(args.run / "truth.npy"))
+        with reading_file(meta, "meta.json written by `sample`"):
+            n_ctx = int(json.loads(meta.read_text())["n_context"])
+    samples = torch.from_numpy(load_npy(args.run / "samples.npy"))  # allow_pickle=False: nothing in them runs
+    truth = torch.from_numpy(load_npy(args.run / "truth.npy"))
     if samples.shape[1:] != truth.shape or not 1 <= n_ctx < truth.shape[1]:
         raise CliError(f"samples {tuple(samples.shape)} do not fit truth {tuple(truth.shape)} / n_context {n_ctx}")
     metrics = evaluate(samples, truth, n_ctx)

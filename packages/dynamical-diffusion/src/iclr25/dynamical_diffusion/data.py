@@ -260,7 +260,9 @@ def sliding_windows(series: np.ndarray, length: int, stride: int = 1) -> np.ndar
 
 def load_turbulence_npy(path: str | Path, total_length: int = 15, scale: float = 4.0) -> np.ndarray:
     """Official Turbulence array (N, L, C, H, W): first `total_length` frames, divided by `scale` (4 officially)."""
-    arr = np.load(Path(path))
+    from iclr25.shared.safeload import load_npy
+
+    arr = load_npy(Path(path))  # allow_pickle=False: nothing in the file runs
     if arr.ndim != 5:
         raise ValueError(f"Turbulence array must be (N, L, C, H, W), got shape {arr.shape}")
     if arr.shape[1] < total_length:
@@ -293,13 +295,16 @@ SEVIR_CSI_THRESHOLDS = (16, 74, 133, 160, 181, 219)  # VIL pixel units (0-255)
 
 def load_video_npy(path: str | Path, key: str | None = None) -> np.ndarray:
     """Video array (N, T, H, W, C) uint8 from .npy/.npz -> (N, T, C, H, W) float32 in [-1, 1]."""
-    path = Path(path)
-    data = np.load(path)
-    if isinstance(data, np.lib.npyio.NpzFile):
-        names = list(data.keys())
-        arr = data[key or names[0]]
+    from iclr25.shared.safeload import load_npy, load_npz
+
+    path = Path(path)  # allow_pickle=False either way: nothing in the file runs
+    if path.suffix == ".npz":
+        data = load_npz(path, keys=[key] if key else None)
+        arr = data[key] if key else next(iter(data.values()), None)
+        if arr is None:
+            raise ValueError(f"{path} holds no arrays")
     else:
-        arr = data
+        arr = load_npy(path)
     if arr.ndim != 5:
         raise ValueError(f"video array must be (N, T, H, W, C), got shape {arr.shape}")
     return (np.moveaxis(arr, -1, 2).astype(np.float32) / 127.5 - 1.0).astype(np.float32)

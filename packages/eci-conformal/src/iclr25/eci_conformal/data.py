@@ -178,11 +178,14 @@ def _read_rows(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
-    with path.open(newline="") as f:
-        reader = csv.DictReader(f)
-        if reader.fieldnames is None:
-            raise ValueError(f"{path} is empty")
-        return list(reader.fieldnames), list(reader)
+    try:
+        with path.open(newline="") as f:
+            reader = csv.DictReader(f)
+            if reader.fieldnames is None:
+                raise ValueError(f"{path} is empty")
+            return list(reader.fieldnames), list(reader)
+    except (UnicodeDecodeError, csv.Error) as e:  # a binary file (a pickle, an archive) is no CSV
+        raise ValueError(f"{path} is not a CSV text file ({type(e).__name__})") from None
 
 
 def load_column(path: str | Path, column: str) -> np.ndarray:
@@ -252,7 +255,9 @@ def load_forecasts_npz(path: str | Path) -> np.ndarray:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
-    with np.load(path) as z:
-        if "forecasts" not in z:
-            raise ValueError(f"{path.name} has no 'forecasts' array; keys: {', '.join(z.files)}")
-        return np.asarray(z["forecasts"], dtype=float).ravel()
+    from iclr25.shared.safeload import load_npz
+
+    z = load_npz(path)  # allow_pickle=False: nothing in the file runs
+    if "forecasts" not in z:
+        raise ValueError(f"{path.name} has no 'forecasts' array; keys: {', '.join(z)}")
+    return np.asarray(z["forecasts"], dtype=float).ravel()

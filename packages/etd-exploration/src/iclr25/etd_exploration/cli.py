@@ -91,20 +91,27 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    import torch
-
     from iclr25.etd_exploration.envs import VecEnv
     from iclr25.etd_exploration.ppo import ActorCritic, evaluate_policy
 
     path = args.run / "policy.pt" if args.run.is_dir() else args.run
     if not path.is_file():
         raise CliError(f"{path} does not exist; pass a run folder written by `train`")
-    ckpt = torch.load(path, map_location="cpu", weights_only=False)
-    env_id = args.env or ckpt["config"]["env_id"]
+    from iclr25.shared.safeload import load_checkpoint
+
+    what = f"policy.pt written by `{PROG} train`"  # weights only: nothing in the file runs
+    ckpt = load_checkpoint(path, required_keys=("config", "policy"), what=what)
+    config = ckpt["config"]
+    if not isinstance(config, dict) or "env_id" not in config or "features_dim" not in config:
+        raise ValueError(f"{path} is not a {what}: its config lacks env_id or features_dim")
+    env_id = args.env or config["env_id"]
     probe = VecEnv(env_id, 1)
-    policy = ActorCritic(probe.obs_shape, probe.n_actions, ckpt["config"]["features_dim"])
-    policy.load_state_dict(ckpt["policy"])
-    stats = evaluate_policy(policy, env_id, args.episodes, args.seed, ckpt["config"].get("noise_scale", 0.0))
+    policy = ActorCritic(probe.obs_shape, probe.n_actions, config["features_dim"])
+    try:
+        policy.load_state_dict(ckpt["policy"])
+    except (TypeError, RuntimeError) as e:
+        raise ValueError(f"{path} does not fit the policy of {env_id} ({str(e).strip().splitlines()[0]})") from None
+    stats = evaluate_policy(policy, env_id, args.episodes, args.seed, config.get("noise_scale", 0.0))
     print(json.dumps({"env": env_id, "episodes": args.episodes, **stats}, indent=2))
     return 0
 

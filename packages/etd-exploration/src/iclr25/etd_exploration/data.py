@@ -161,8 +161,9 @@ def load_trajectories(path: str | Path) -> dict[str, np.ndarray]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"trajectory file {path} does not exist")
-    with np.load(path) as f:
-        data = {k: f[k] for k in f.files}
+    from iclr25.shared.safeload import load_npz
+
+    data = load_npz(path)  # allow_pickle=False: nothing in the file runs
     for key in ("obs", "dones"):
         if key not in data:
             raise ValueError(

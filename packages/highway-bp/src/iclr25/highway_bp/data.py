@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import json
-import pickle
 from collections import Counter
 from pathlib import Path
 
@@ -45,14 +44,22 @@ def pixel_sequences(X: np.ndarray, channels: int = 1) -> np.ndarray:
 
 
 def _unpickle(path: Path) -> dict:
+    """A CIFAR-10 / ImageNet32 python batch: a restricted unpickler admits only what those files hold (dicts,
+    lists, strings, numbers and NumPy arrays), so a crafted batch is refused before anything in it runs."""
+    from iclr25.shared.safeload import restricted_pickle_load
+
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist")
-    with open(path, "rb") as f:
-        return pickle.load(f, encoding="bytes")
+    batch = restricted_pickle_load(path, encoding="bytes", what="CIFAR-10/ImageNet32 python batch")
+    if not isinstance(batch, dict):
+        raise ValueError(f"{path} is not a CIFAR-10/ImageNet32 python batch (it holds a {type(batch).__name__})")
+    return {(k.decode() if isinstance(k, bytes) else k): v for k, v in batch.items()}
 
 
-def _get(d: dict, key: str):
-    return d[key] if key in d else d[key.encode()]
+def _get(d: dict, key: str, path: Path):
+    if key not in d:
+        raise ValueError(f"{path} is not a CIFAR-10/ImageNet32 python batch (no {key!r} entry)")
+    return d[key]
 
 
 def load_cifar10(root: str | Path, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
@@ -64,8 +71,8 @@ def load_cifar10(root: str | Path, split: str = "train") -> tuple[np.ndarray, np
     xs, ys = [], []
     for name in names:
         batch = _unpickle(root / name)
-        xs.append(np.asarray(_get(batch, "data"), dtype=np.uint8))
-        ys.append(np.asarray(_get(batch, "labels"), dtype=np.int64))
+        xs.append(np.asarray(_get(batch, "data", root / name), dtype=np.uint8))
+        ys.append(np.asarray(_get(batch, "labels", root / name), dtype=np.int64))
     X = np.concatenate(xs)
     if X.ndim != 2 or X.shape[1] != 3072:
         raise ValueError(f"CIFAR data must be (N, 3072), got {X.shape}")
@@ -94,8 +101,8 @@ def load_imagenet32(root: str | Path, split: str = "train") -> tuple[np.ndarray,
     xs, ys = [], []
     for name in names:
         batch = _unpickle(root / name)
-        xs.append(np.asarray(_get(batch, "data"), dtype=np.uint8))
-        labels = np.asarray(_get(batch, "labels"), dtype=np.int64)
+        xs.append(np.asarray(_get(batch, "data", root / name), dtype=np.uint8))
+        labels = np.asarray(_get(batch, "labels", root / name), dtype=np.int64)
         if labels.size and (labels.min() < 1 or labels.max() > 1000):
             raise ValueError(f"{name}: ImageNet32 labels must be 1-based in 1..1000")
         ys.append(labels - 1)

@@ -9,7 +9,6 @@ ignore_index -1; AdamW, linear warmup then cosine decay to lr·1e-3; test on len
 from __future__ import annotations
 
 import math
-import pickle
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -207,13 +206,19 @@ def save_checkpoint(result: TrainResult, path: Any) -> None:
 
 
 def load_checkpoint(path: Any, device: str = "cpu") -> tuple[nn.Module, TrainConfig]:
-    """Rebuild a model saved by `save_checkpoint`."""
+    """Rebuild a model saved by `save_checkpoint`; a foreign, corrupt or unsafe file is a one-line ValueError.
+
+    Weights only (`iclr25.shared.safeload`): a checkpoint holds a config dict and tensors; nothing in it runs.
+    """
+    from iclr25.shared.safeload import load_checkpoint as safe_load
+
+    what = "checkpoint written by `train`"
+    data = safe_load(path, map_location=device, required_keys=("config", "state_dict"), what=what)
     try:
-        data = torch.load(path, map_location=device, weights_only=True)
         cfg = TrainConfig(**data["config"])
-    except (pickle.UnpicklingError, RuntimeError, EOFError, KeyError, TypeError) as e:
+        model = make_model(cfg).to(device)
+        model.load_state_dict(data["state_dict"])
+    except (RuntimeError, KeyError, TypeError, ValueError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ValueError(f"{path} is not a checkpoint written by `train` ({first})") from None
-    model = make_model(cfg).to(device)
-    model.load_state_dict(data["state_dict"])
+        raise ValueError(f"{path} is not a {what} ({first})") from None
     return model, cfg

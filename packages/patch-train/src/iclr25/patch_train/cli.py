@@ -190,7 +190,11 @@ def _eval(args: argparse.Namespace) -> int:
         raise ValueError(f"task file {args.task} does not exist")
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(args.ckpt).to(pick_device(args.device))
+    from iclr25.shared.safeload import reading_file
+
+    with reading_file(args.ckpt, f"model folder written by `{PROG} train`"):  # safetensors only: nothing pickled
+        model = AutoModelForCausalLM.from_pretrained(args.ckpt, use_safetensors=True, trust_remote_code=False)
+    model = model.to(pick_device(args.device))
     tok = _tokenizer(Config(seeds=1, tokenizer=args.tokenizer))
     out: dict[str, float] = {}
     valid = encode_documents(corpus_texts(args.corpus, "valid"), tok)

@@ -73,13 +73,17 @@ class HFTokenizer:
 
     @classmethod
     def from_file(cls, path: str | Path, bos_token: str = "<s>") -> HFTokenizer:
-        """Load a local tokenizer.json (no hub access)."""
+        """Load a local tokenizer.json (no hub access): JSON only, nothing pickled; a bad file is a one-line error."""
         from tokenizers import Tokenizer as _Tok
+
+        from iclr25.shared.safeload import reading_file
 
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"tokenizer file {path} does not exist")
-        return cls(_Tok.from_file(str(path)), bos_token)
+        with reading_file(path, "tokenizer.json of the `tokenizers` library"):
+            tok = _Tok.from_file(str(path))  # a JSON parser: a file cannot make it run code
+        return cls(tok, bos_token)
 
     def encode(self, text: str) -> list[int]:
         """Token ids of `text`."""
@@ -139,16 +143,19 @@ def load_jsonl_texts(path: str | Path, field: str = "text") -> list[str]:
     if not path.is_file():
         raise FileNotFoundError(f"jsonl file {path} does not exist")
     texts = []
-    for n, line in enumerate(_open_text(path), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}:{n}: not valid JSON ({e.msg})") from None
-        if not isinstance(record, dict) or field not in record:
-            raise ValueError(f"{path}:{n}: expected an object with a {field!r} field")
-        texts.append(str(record[field]))
+    try:
+        for n, line in enumerate(_open_text(path), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{n}: not valid JSON ({e.msg})") from None
+            if not isinstance(record, dict) or field not in record:
+                raise ValueError(f"{path}:{n}: expected an object with a {field!r} field")
+            texts.append(str(record[field]))
+    except UnicodeDecodeError:  # a binary file (a pickle, an archive) is no JSON-lines shard
+        raise ValueError(f"{path} is not a UTF-8 JSON-lines file") from None
     return texts
 
 
@@ -175,13 +182,16 @@ def _first_key(path: str | Path) -> str | None:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"file {path} does not exist")
-    for line in _open_text(path):
-        if line.strip():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                return None
-            return next(iter(record), None) if isinstance(record, dict) else None
+    try:
+        for line in _open_text(path):
+            if line.strip():
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    return None
+                return next(iter(record), None) if isinstance(record, dict) else None
+    except UnicodeDecodeError:  # a binary file (a pickle, an archive) is no JSON-lines file
+        raise ValueError(f"{path} is not a UTF-8 JSON-lines file") from None
     return None
 
 
@@ -390,7 +400,9 @@ def load_token_file(path: str | Path, dtype: str = "uint16") -> np.ndarray:
     if not path.is_file():
         raise FileNotFoundError(f"token file {path} does not exist")
     if path.suffix == ".npy":
-        return np.load(path, mmap_mode="r")
+        from iclr25.shared.safeload import load_npy
+
+        return load_npy(path, mmap_mode="r")  # allow_pickle=False: nothing in the file runs
     if dtype not in ("uint16", "uint32", "int32", "int64"):
         raise ValueError(f"token dtype must be uint16, uint32, int32 or int64, got {dtype!r}")
     return np.memmap(path, dtype=dtype, mode="r")

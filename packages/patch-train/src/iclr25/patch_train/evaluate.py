@@ -72,8 +72,12 @@ def load_mc_task(path: str | Path, fmt: str = "auto") -> list[MCItem]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"task file {path} does not exist")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:  # a binary file (a pickle, an archive) is no task file
+        raise ValueError(f"task file {path} is not a UTF-8 JSON-lines file") from None
     items = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:

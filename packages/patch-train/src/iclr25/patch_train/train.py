@@ -114,7 +114,8 @@ def train_stage(
     if threads:
         torch.set_num_threads(threads)
     start = time.perf_counter()
-    fit(trainer, module, ckpt_path=str(ckpt_path) if ckpt_path else None)
+    # weights_only: a resumed checkpoint is read as data (tensors, numbers, containers); nothing in it runs
+    fit(trainer, module, ckpt_path=str(ckpt_path) if ckpt_path else None, weights_only=True)
     return module, timer, time.perf_counter() - start
 
 

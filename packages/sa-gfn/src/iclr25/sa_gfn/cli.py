@@ -95,10 +95,12 @@ def _train(args: argparse.Namespace) -> int:
 
 def _eval(args: argparse.Namespace) -> int:
     from iclr25.shared.results import Report, claims_table
+    from iclr25.shared.safeload import reading_file
 
     if not (args.run_dir / "results.json").is_file():
         raise CliError(f"{args.run_dir} holds no results.json")
-    report = Report.read(args.run_dir)
+    with reading_file(args.run_dir / "results.json", "results.json of a run"):  # JSON: nothing in it runs
+        report = Report.read(args.run_dir)
     print(claims_table(report.claims))
     return 1 if report.failed_gated else 0
 

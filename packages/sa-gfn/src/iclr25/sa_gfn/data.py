@@ -30,11 +30,9 @@ def load_sample_log(path: str | Path) -> dict[str, np.ndarray]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"sample log {path} does not exist")
-    try:
-        with np.load(path) as f:
-            data = {k: f[k] for k in f.files}
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{path} is not a readable .npz sample log: {e}") from None
+    from iclr25.shared.safeload import load_npz
+
+    data = load_npz(path, what="readable .npz sample log")  # allow_pickle=False: nothing in the file runs
     if "states" not in data or "iteration" not in data:
         raise ValueError(f"{path} must hold 'states' and 'iteration' arrays, has {sorted(data)}")
     states, it = data["states"], data["iteration"]
