@@ -40,8 +40,13 @@ def test_run_writes_metrics_and_plot(series_csv, tmp_path, capsys):
     assert (out / "intervals.png").stat().st_size > 0
     assert len((out / "intervals.csv").read_text().splitlines()) == 401
     assert "coverage" in capsys.readouterr().out
-    # the run folder is not overwritten silently
+    assert json.loads((out / ".iclr25-run.json").read_text())["status"] == "complete"
+    # the run folder is not overwritten silently; --overwrite replaces it
     assert main(["run", "--data", str(series_csv), "--column", "value", "--lr", "0.1", "--out", str(out)]) == 2
+    assert "already holds a complete run" in capsys.readouterr().err
+    argv = ["run", "--data", str(series_csv), "--column", "value", "--lr", "0.5", "--out", str(out), "--overwrite"]
+    assert main([*argv, "--quiet"]) == 0
+    assert json.loads((out / "metrics.json").read_text())["lr"] == 0.5
     args = ["run", "--data", str(series_csv), "--column", "value", "--yhat-column", "fc", "--method", "aci"]
     assert main([*args, "--lr", "0.01", "--out", str(tmp_path / "r2")]) == 0
 
@@ -84,6 +89,8 @@ def test_reproduce_small_override(tmp_path, capsys):
     assert {"seeds=1", "settings=changepoint", "extras=False", "validity_n=4000"} <= set(report.command.split())
     assert {c.name for c in report.claims} >= {"coverage_changepoint", "width_noninferior_changepoint"}
     assert "results written to" in capsys.readouterr().out
+    assert main(["reproduce", "--out", str(out), *overrides]) == 2  # a finished run is never replaced silently
+    assert "already holds a complete run" in capsys.readouterr().err
     assert main(["reproduce", "--out", str(tmp_path / "x"), "settings=mars"]) == 2
     assert main(["reproduce", "--out", str(tmp_path / "y"), "seeds=abc"]) == 2
 

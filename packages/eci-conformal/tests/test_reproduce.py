@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from iclr25.eci_conformal.reproduce import ECI_FAMILY, PRESETS, _Grid, load_grid, run, select_lr
+from iclr25.eci_conformal.reproduce import ECI_FAMILY, PRESETS, _Grid, claims, load_grid, run, select_lr
+from iclr25.shared.results import Report
+
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "quick"
 
 
 def test_select_lr_rule():
@@ -20,6 +24,21 @@ def test_select_lr_rule():
     assert select_lr(g, "m", (1.0, 0.5, 0.1), 0.9, 0.89) == 0.5
     assert select_lr(g, "m", (1.0, 0.5, 0.1), 0.9, 0.895) == 1.0
     assert select_lr(g, "m", (1.0, 0.5, 0.1), 0.9, 0.99) == 1.0  # none qualifies: closest coverage
+
+
+def test_claims_judge_the_committed_measurements_as_committed():
+    """`claims` holds every threshold: on the committed quick metrics it gives the committed claims exactly."""
+    report = Report.read(RESULTS)
+    assert claims(report.metrics, PRESETS["quick"], load_grid(RESULTS)) == report.claims
+
+
+def test_claims_fail_on_a_broken_measurement():
+    report = Report.read(RESULTS)
+    grid = load_grid(RESULTS)
+    grid["drift/signed"]["eci"]["0.5"]["coverage"] = 0.8  # an ECI variant that lost coverage
+    metrics = dict(report.metrics, validity_bounded_stream={"official_lr0.05": 0.95, "accumulate_lr0.05": 0.8})
+    failed = {c.name for c in claims(metrics, PRESETS["quick"], grid) if c.gated and not c.holds}
+    assert failed == {"coverage_drift", "validity_official_update"}
 
 
 @pytest.mark.claims

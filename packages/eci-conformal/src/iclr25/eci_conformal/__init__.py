@@ -8,10 +8,8 @@ Modules: `methods` (ECI), `baselines`, `intervals` (registry + interval wrapper)
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from iclr25.shared.paper import Paper
+from iclr25.shared.run import lazy_exports
 
 PAPER = Paper(
     slug="eci-conformal",
@@ -53,8 +51,4 @@ _EXPORTS: dict[str, str] = {  # public name -> submodule
 
 __all__ = ["PAPER", *sorted(_EXPORTS)]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

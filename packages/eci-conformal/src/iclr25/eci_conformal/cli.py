@@ -10,8 +10,12 @@ import sys
 from pathlib import Path
 
 from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
+from iclr25.shared.progress import set_quiet
+from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder, default_run_dir, open_run_folder
+from iclr25.shared.validate import check_int_at_least, check_nonnegative, check_probability
 
 PROG = "iclr25-eci-conformal"
+SLUG = "eci-conformal"
 METHOD_NAMES = (  # kept in sync with intervals.METHODS (a test checks it); listed here to keep --help light
     "eci",
     "eci_cutoff",
@@ -57,28 +61,42 @@ def _parser():
     r.add_argument("--lr", type=float, help="learning rate (required except for trail, dtaci)")
     r.add_argument("--score", choices=("signed", "abs"), default="signed", help="score (default: %(default)s)")
     r.add_argument("--burn-in", type=int, default=100, help="T_burnin: lr window, metrics after it (default: 100)")
-    r.add_argument("--out", type=Path, help="output folder (default: runs/eci-conformal/run-<time>)")
-    r.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
+    r.add_argument("--out", type=Path, help="run folder (default: runs/eci-conformal/run-<method>-<time>)")
+    r.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
+    r.add_argument("--seed", type=int, default=0, help="accepted for the common CLI; unused (the run is deterministic)")
+    r.add_argument("--device", choices=DEVICES, default="auto", help="accepted; unused (a scalar recursion on the CPU)")
+    r.add_argument("--wandb", choices=WANDB_MODES, default="off", help="also log the summary to wandb (default: off)")
+    r.add_argument("--quiet", action="store_true", help="no progress output")
     return parser
 
 
+def _check_wandb(mode: str) -> None:
+    """Refuse --wandb offline/online before any work when wandb is not installed."""
+    import importlib.util
+
+    if mode != "off" and importlib.util.find_spec("wandb") is None:
+        raise CliError(f"--wandb {mode} needs wandb, which is not installed: pip install 'iclr25-shared[wandb]'")
+
+
 def _run(args) -> int:
-    import numpy as np
+    # flags and the run folder first: nothing heavy is imported and no data is read before they pass
+    check_probability("--alpha", args.alpha)
+    if args.lr is None and args.method not in ("trail", "dtaci"):
+        raise CliError(f"--lr is required for method {args.method}")
+    if args.lr is not None:
+        check_nonnegative("--lr", args.lr)
+    check_int_at_least("--burn-in", args.burn_in, 1)
+    if args.ticker and args.yhat_column:
+        raise CliError("--ticker and --yhat-column cannot be combined")
+    _check_wandb(args.wandb)
+    out = args.out or default_run_dir(SLUG, "run", args.method)
+    check_run_folder(out, args.overwrite)
+    set_quiet(args.quiet)
 
     from iclr25.eci_conformal.data import load_column, load_djia, naive_forecast, rolling_ar
     from iclr25.eci_conformal.intervals import interval_from_scores
-    from iclr25.eci_conformal.metrics import covered, rolling_coverage, summarize
-    from iclr25.shared.cli import default_run_dir
-    from iclr25.shared.results import atomic_write_json, atomic_write_text, prepare_run_dir, save_figure
+    from iclr25.eci_conformal.metrics import summarize
 
-    if not 0 < args.alpha < 1:
-        raise CliError(f"--alpha must lie in (0, 1), got {args.alpha}")
-    if args.lr is None and args.method not in ("trail", "dtaci"):
-        raise CliError(f"--lr is required for method {args.method}")
-    if args.burn_in < 1:
-        raise CliError(f"--burn-in must be >= 1, got {args.burn_in}")
-    if args.ticker and args.yhat_column:
-        raise CliError("--ticker and --yhat-column cannot be combined")
     y = load_djia(args.data, args.ticker, args.column) if args.ticker else load_column(args.data, args.column)
     if len(y) <= args.burn_in + 1:
         raise CliError(f"the series has {len(y)} points; need more than --burn-in + 1 = {args.burn_in + 1}")
@@ -88,7 +106,23 @@ def _run(args) -> int:
         yhat = rolling_ar(y, 3, window=args.burn_in) if args.forecaster == "ar3" else naive_forecast(y)
     lo, hi = interval_from_scores(args.method, y, yhat, args.alpha, lr=args.lr, score=args.score, window=args.burn_in)
     m = summarize(lo, hi, y, args.burn_in)
-    out = prepare_run_dir(args.out or default_run_dir("eci-conformal", "run", args.method), args.overwrite)
+    with open_run_folder(out, args.overwrite, paper=SLUG, command="run") as folder:
+        _write_run(args, folder, y, yhat, lo, hi, m)
+    print(
+        f"{args.method}: coverage {m['coverage']:.4f} (target {1 - args.alpha:g}), avg width {m['avg_width']:.4g}, "
+        f"median width {m['median_width']:.4g}, longest miss run {int(m['longest_miss_run'])}"
+    )
+    print(f"results written to {out}")
+    return 0
+
+
+def _write_run(args, out: Path, y, yhat, lo, hi, m: dict) -> None:
+    """metrics.json, intervals.csv and intervals.png of a `run` (and the summary to wandb when asked)."""
+    import numpy as np
+
+    from iclr25.eci_conformal.metrics import covered, rolling_coverage
+    from iclr25.shared.results import atomic_write_json, atomic_write_text, save_figure
+
     info = {
         "data": str(args.data),
         "column": args.column,
@@ -122,12 +156,11 @@ def _run(args) -> int:
     a2.axhline(1 - args.alpha, color="k", ls="--", lw=0.8)
     a2.set(xlabel="t", ylabel="rolling coverage (50)")
     save_figure(fig, out / "intervals.png")
-    print(
-        f"{args.method}: coverage {m['coverage']:.4f} (target {1 - args.alpha:g}), avg width {m['avg_width']:.4g}, "
-        f"median width {m['median_width']:.4g}, longest miss run {int(m['longest_miss_run'])}"
-    )
-    print(f"results written to {out}")
-    return 0
+    if args.wandb != "off":
+        from iclr25.shared.logging import MetricsLogger
+
+        with MetricsLogger(out, wandb=args.wandb, name=f"{SLUG}-run-{args.method}", config=info) as logger:
+            logger.log({k: float(v) for k, v in m.items()}, step=0)
 
 
 @guarded(PROG)
@@ -135,9 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of `iclr25-eci-conformal`."""
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == "reproduce":
-        from iclr25.eci_conformal.reproduce import PRESETS, SLUG, run
+        from iclr25.eci_conformal.config import PRESETS
 
-        return reproduce_command(SLUG, args, run, PRESETS)
+        return reproduce_command(SLUG, args, "iclr25.eci_conformal.reproduce:run", PRESETS)
     return _run(args)
 
 

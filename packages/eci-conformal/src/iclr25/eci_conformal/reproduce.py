@@ -21,14 +21,16 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from iclr25.shared.cli import default_run_dir, rerun_command, resolve_preset
-from iclr25.shared.results import Claim, Report, atomic_write_json, prepare_run_dir
+from iclr25.eci_conformal.config import PRESETS, SETTINGS, Config
+from iclr25.shared.progress import progress
+from iclr25.shared.results import Claim, Report, atomic_write_json
+from iclr25.shared.run import Run, start_run
 
 SLUG = "eci-conformal"
 ECI_FAMILY: tuple[str, ...] = ("eci", "eci_cutoff", "eci_integral")
@@ -49,46 +51,6 @@ LABELS = {
     "aci_clipped": "ACI (clipped)",
     "trail": "Trail",
     "dtaci": "DtACI",
-}
-
-
-@dataclass(frozen=True)
-class Config:
-    """Quick: `iclr25-eci-conformal reproduce --scale quick` (~20 s of CPU on one core; 1 min wall on a busy
-    2-core machine) reaches coverage 0.89-0.90 for every ECI variant and lr, and best-ECI / best-baseline
-    width ratios of about 0.99-1.01.
-    """
-
-    settings: tuple[str, ...] = ("changepoint", "drift", "hetero")
-    seeds: int = 5
-    n: int = 2000  # paper Sec. 5 (changepoint: n = 2000)
-    alpha: float = 0.1  # paper default
-    burn_in: int = 100  # official changepoint config T_burnin (also the adaptive-lr window)
-    ols_window: int = 100
-    # lr grids of the official changepoint config (tests/configs/changepoint_test.yaml)
-    eci_lrs: tuple[float, ...] = (1.0, 0.5, 0.1, 0.05)
-    ogd_lrs: tuple[float, ...] = (10.0, 5.0, 1.0, 0.5)
-    sf_ogd_lrs: tuple[float, ...] = (1000.0, 500.0, 100.0, 50.0)
-    decay_ogd_lrs: tuple[float, ...] = (100.0, 50.0, 10.0, 5.0)
-    aci_lrs: tuple[float, ...] = (0.1, 0.05, 0.01, 0.005)
-    min_coverage: float = 0.89  # selection rule threshold
-    coverage_margin: float = 0.015  # gated: |coverage - (1 - alpha)| for every ECI variant and grid lr
-    width_margin: float = 1.05  # gated: best ECI <= 1.05 x best baseline
-    extras: bool = True  # ablations, DtACI, PI, Trail, ACI-clipped and the absolute-residual score
-    validity_n: int = 20000
-    validity_lrs: tuple[float, ...] = (0.05, 0.2)
-    validity_margin: float = 0.005
-    mix1_seeds: int = 5  # seeds of the Conformal-PID score streams (mix1 and two more); 0 disables them
-    figures: bool = True
-    data_dir: str = ""  # optional folder with the paper's real CSVs (see real_data_benchmark); never downloaded
-
-
-PRESETS: dict[str, Config] = {
-    "quick": Config(),
-    # Full: `iclr25-eci-conformal reproduce --scale full [data_dir=FOLDER]`: 50 seeds of every setting,
-    # 20 seeds of the score streams, a 10^5-step validity stream, and the paper's real series when their
-    # CSVs are in data_dir. Scalar recursions on the CPU (a GPU does not help): about 2 min of CPU on one core.
-    "full": Config(seeds=50, mix1_seeds=20, validity_n=100000),
 }
 
 
@@ -178,7 +140,7 @@ def _setting_run(
     return steps
 
 
-SETTINGS_INDEX = {"changepoint": 0, "drift": 1, "hetero": 2}
+SETTINGS_INDEX = {name: i for i, name in enumerate(SETTINGS)}
 
 
 def _validity(config: Config) -> dict[str, Any]:
@@ -200,7 +162,8 @@ def _score_streams(config: Config) -> dict[str, Any]:
     from iclr25.eci_conformal.methods import run_online
 
     res: dict[str, Any] = {}
-    for name, burn in SCORE_STREAMS.items():  # T_burnin of the official configs (mix1: 1000, others: 100)
+    streams = progress(list(SCORE_STREAMS.items()), desc="score streams", unit="stream")
+    for name, burn in streams:  # T_burnin of the official configs (mix1: 1000, others: 100)
         for method in (*ECI_FAMILY, "conformal_p"):
             for lr in config.eci_lrs:
                 covs = []
@@ -367,6 +330,13 @@ def _figures(config: Config, run_dir: Path, keep: dict, selected: dict, widths: 
     return files
 
 
+NOTES = (
+    "Widths and coverage on indices t > T_burnin = 100, seed means. lr per method selected by the rule in "
+    "reproduce.py (seed-averaged coverage >= 0.89, then smallest mean width): an oracle choice, like the "
+    "paper's. Per-lr numbers for every method are in grid.json. score_streams numbers are coverages of method@lr."
+)
+
+
 def run(
     scale: str = "quick",
     out: str | Path | None = None,
@@ -382,19 +352,27 @@ def run(
     `seed` offsets the generated series' seeds; `device` and `wandb` are accepted for the common CLI
     but unused (the method is a scalar recursion on the CPU).
     """
-    config = resolve_preset(PRESETS, scale, config)
-    bad = [s for s in config.settings if s not in SETTINGS_INDEX]
-    if bad or not config.settings:
-        raise ValueError(f"settings must be a non-empty subset of {', '.join(SETTINGS_INDEX)}; got {config.settings}")
-    if config.seeds < 1:
-        raise ValueError(f"seeds must be >= 1, got {config.seeds}")
-    run_dir = prepare_run_dir(out or default_run_dir(SLUG, "reproduce", scale), overwrite)
-    start, cpu_start = time.perf_counter(), time.process_time()
+    with start_run(
+        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
+    ) as active:
+        metrics, grid, throughput, figures = measure(active.config, active, seed)
+        return active.report(
+            claims(metrics, active.config, grid), metrics, throughput=throughput, figures=figures, notes=NOTES
+        )
+
+
+def measure(
+    config: Config, active: Run, seed: int = 0
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, float], list[str]]:
+    """Every measurement of the reproduction: (metrics, per-lr grid, throughput, figure names); grid.json and
+    the figures are written into the run folder."""
+    cpu_start = time.process_time()
     target = 1.0 - config.alpha
     grids: dict[str, dict[str, _Grid]] = {}
     keep: dict = {}
     steps = 0
     scores = ("signed", "abs") if config.extras else ("signed",)
+    bar = active.progress(total=len(scores) * len(config.settings) * config.seeds, desc="benchmark", unit="seed")
     for score in scores:
         spec = method_grid(config, extras=config.extras and score == "signed")
         if score == "abs":
@@ -404,6 +382,8 @@ def run(
             for k in range(config.seeds):
                 first = keep if (score == "signed" and k == 0) else None
                 steps += _setting_run(config, setting, seed + k, score, spec, g, first)
+                bar.update()
+    bar.close()
     bench_cpu_s = max(time.process_time() - cpu_start, 1e-9)
 
     # ---- selection and summaries
@@ -446,13 +426,40 @@ def run(
                 }
         metrics[key] = summary
 
-    claims: list[Claim] = []
-    ratios: dict[str, float] = {}
+    metrics["validity_bounded_stream"] = _validity(config)
+    for setting in config.settings:
+        w = sel_width[setting]
+        best_eci = min(ECI_FAMILY, key=lambda m: w[m])
+        best_base = min(BASELINES, key=lambda m: w[m])
+        metrics[f"{setting}/signed"]["best_eci"] = best_eci
+        metrics[f"{setting}/signed"]["best_baseline"] = best_base
+        metrics[f"{setting}/signed"]["width_ratio_best_eci_over_best_baseline"] = w[best_eci] / w[best_base]
+        metrics[f"{setting}/signed"]["width_ratio_eci_over_conformal_p"] = w["eci"] / w["conformal_p"]
+    for setting in config.settings:
+        summ = metrics[f"{setting}/signed"]
+        if "heldout_avg_width" in summ["eci"]:
+            best_e = min(summ[m]["heldout_avg_width"] for m in ECI_FAMILY)
+            best_b = min(summ[m]["heldout_avg_width"] for m in BASELINES)
+            summ["width_ratio_heldout_selection"] = best_e / best_b
+    if config.mix1_seeds > 0:
+        metrics["score_streams"] = _score_streams(config)
+    if config.data_dir:
+        metrics["real_data"] = real_data_benchmark(config.data_dir, config)
+    throughput = {"benchmark_steps_per_s": steps / bench_cpu_s, **_throughput()}  # per CPU second
+    atomic_write_json(active.dir / "grid.json", grid_dump)
+    figures = _figures(config, active.dir, keep, selected, sel_width) if config.figures else []
+    return metrics, grid_dump, throughput, figures
+
+
+def claims(metrics: dict[str, Any], config: Config, grid: dict[str, Any]) -> list[Claim]:
+    """The paper's claims judged on measured `metrics` and the per-lr `grid` (grid.json): every threshold is here."""
+    target = 1.0 - config.alpha
+    out: list[Claim] = []
     for setting in config.settings:
         key = f"{setting}/signed"
-        covs = [grid_dump[key][m][str(lr)]["coverage"] for m in ECI_FAMILY for lr in config.eci_lrs]
+        covs = [grid[key][m][str(lr)]["coverage"] for m in ECI_FAMILY for lr in config.eci_lrs]
         worst = max(covs, key=lambda c: abs(c - target))
-        claims.append(
+        out.append(
             Claim(
                 name=f"coverage_{setting}",
                 statement=f"{setting}: every ECI variant at every grid lr covers 1-alpha in the long run "
@@ -464,12 +471,11 @@ def run(
                 gated=True,
             )
         )
-    val = _validity(config)
-    metrics["validity_bounded_stream"] = val
+    val = metrics["validity_bounded_stream"]
     off = [v for k, v in val.items() if k.startswith("official")]
     acc = [v for k, v in val.items() if k.startswith("accumulate")]
     worst_off = max(off, key=lambda c: abs(c - target))
-    claims.append(
+    out.append(
         Claim(
             name="validity_official_update",
             statement=f"official ECI update (one-step EQ), fixed lr in {list(config.validity_lrs)}, bounded "
@@ -481,7 +487,7 @@ def run(
             gated=True,
         )
     )
-    claims.append(
+    out.append(
         Claim(
             name="accumulating_update_biased",
             statement="the accumulating form q += lr (err - alpha + EQ) under-covers on the same stream "
@@ -493,17 +499,12 @@ def run(
             gated=True,
         )
     )
+    ratios: dict[str, float] = {}
     for setting in config.settings:
-        w = sel_width[setting]
-        best_eci = min(ECI_FAMILY, key=lambda m: w[m])
-        best_base = min(BASELINES, key=lambda m: w[m])
-        ratio = w[best_eci] / w[best_base]
-        ratios[setting] = ratio
-        metrics[f"{setting}/signed"]["best_eci"] = best_eci
-        metrics[f"{setting}/signed"]["best_baseline"] = best_base
-        metrics[f"{setting}/signed"]["width_ratio_best_eci_over_best_baseline"] = ratio
-        metrics[f"{setting}/signed"]["width_ratio_eci_over_conformal_p"] = w["eci"] / w["conformal_p"]
-        claims.append(
+        summ = metrics[f"{setting}/signed"]
+        best_eci, best_base = summ["best_eci"], summ["best_baseline"]
+        ratio = ratios[setting] = summ["width_ratio_best_eci_over_best_baseline"]
+        out.append(
             Claim(
                 name=f"width_noninferior_{setting}",
                 statement=f"{setting}: width of the best ECI variant ({LABELS[best_eci]}) vs the best of ACI, OGD, "
@@ -515,17 +516,14 @@ def run(
                 gated=True,
             )
         )
-    heldout = {}
-    for setting in config.settings:
-        summ = metrics[f"{setting}/signed"]
-        if "heldout_avg_width" in summ["eci"]:
-            best_e = min(summ[m]["heldout_avg_width"] for m in ECI_FAMILY)
-            best_b = min(summ[m]["heldout_avg_width"] for m in BASELINES)
-            heldout[setting] = best_e / best_b
-            summ["width_ratio_heldout_selection"] = heldout[setting]
+    heldout = {
+        s: metrics[f"{s}/signed"]["width_ratio_heldout_selection"]
+        for s in config.settings
+        if "width_ratio_heldout_selection" in metrics[f"{s}/signed"]
+    }
     if heldout:
         worst_h = max(heldout.values())
-        claims.append(
+        out.append(
             Claim(
                 name="width_noninferior_heldout_lr",
                 statement="best ECI variant vs best baseline when each seed is evaluated at the lr selected on the "
@@ -538,7 +536,7 @@ def run(
             )
         )
     for setting in config.settings:
-        claims.append(
+        out.append(
             Claim(
                 name=f"eci_narrower_{setting}",
                 statement=f"{setting}: the paper's direction, best ECI variant strictly narrower than the best baseline",
@@ -549,9 +547,8 @@ def run(
                 gated=False,
             )
         )
-    eq_effect = {s: sel_width[s]["eci"] / sel_width[s]["conformal_p"] for s in config.settings}
-    worst_eq = max(eq_effect.values())
-    claims.append(
+    worst_eq = max(metrics[f"{s}/signed"]["width_ratio_eci_over_conformal_p"] for s in config.settings)
+    out.append(
         Claim(
             name="eq_term_narrows_vs_conformal_p",
             statement="the EQ term narrows intervals: ECI vs its exact ablation Conformal P (same adaptive lr, "
@@ -563,63 +560,34 @@ def run(
             gated=False,
         )
     )
-    if config.mix1_seeds > 0:
-        streams = _score_streams(config)
-        metrics["score_streams"] = streams
-        for name, covs in streams.items():
-            worst = max(covs.values(), key=lambda c: abs(c - target))
-            claims.append(
-                Claim(
-                    name=f"coverage_{name}",
-                    statement=f"{name} score stream (Conformal-PID paper): ECI variants and Conformal P at every grid "
-                    "lr cover 1-alpha after burn-in (worst case shown)",
-                    paper=target,
-                    ours=round(worst, 4),
-                    margin=f"abs(ours - {target:g}) <= 0.005",
-                    holds=abs(worst - target) <= 0.005,
-                    gated=False,
-                )
+    for name, covs in metrics.get("score_streams", {}).items():
+        worst = max(covs.values(), key=lambda c: abs(c - target))
+        out.append(
+            Claim(
+                name=f"coverage_{name}",
+                statement=f"{name} score stream (Conformal-PID paper): ECI variants and Conformal P at every grid "
+                "lr cover 1-alpha after burn-in (worst case shown)",
+                paper=target,
+                ours=round(worst, 4),
+                margin=f"abs(ours - {target:g}) <= 0.005",
+                holds=abs(worst - target) <= 0.005,
+                gated=False,
             )
-    if config.data_dir:
-        real = real_data_benchmark(config.data_dir, config)
-        metrics["real_data"] = real
-        for name, res in real.items():
-            ratio = res["width_ratio_best_eci_over_best_baseline"]
-            claims.append(
-                Claim(
-                    name=f"width_noninferior_real_{name}",
-                    statement=f"{name} ({res['forecast']}): best ECI variant vs best baseline width at selected lrs",
-                    paper="< 1 (narrower)",
-                    ours=round(ratio, 4),
-                    margin=f"ours <= {config.width_margin:g}",
-                    holds=ratio <= config.width_margin,
-                    gated=False,
-                )
+        )
+    for name, res in metrics.get("real_data", {}).items():
+        ratio = res["width_ratio_best_eci_over_best_baseline"]
+        out.append(
+            Claim(
+                name=f"width_noninferior_real_{name}",
+                statement=f"{name} ({res['forecast']}): best ECI variant vs best baseline width at selected lrs",
+                paper="< 1 (narrower)",
+                ours=round(ratio, 4),
+                margin=f"ours <= {config.width_margin:g}",
+                holds=ratio <= config.width_margin,
+                gated=False,
             )
-    throughput = {"benchmark_steps_per_s": steps / bench_cpu_s, **_throughput()}  # per CPU second
-    atomic_write_json(run_dir / "grid.json", grid_dump)
-    figures: list[str] = []
-    if config.figures:
-        figures = _figures(config, run_dir, keep, selected, sel_width)
-    notes = (
-        "Widths and coverage on indices t > T_burnin = 100, seed means. lr per method selected by the rule in "
-        "reproduce.py (seed-averaged coverage >= 0.89, then smallest mean width): an oracle choice, like the "
-        "paper's. Per-lr numbers for every method are in grid.json. score_streams numbers are coverages of method@lr."
-    )
-    report = Report(
-        paper=SLUG,
-        scale=scale,
-        claims=claims,
-        metrics=metrics,
-        config=asdict(config),
-        throughput=throughput,
-        runtime_s=time.perf_counter() - start,
-        command=rerun_command("eci-conformal", scale, config, PRESETS, seed),
-        figures=figures,
-        notes=notes,
-    )
-    report.write(run_dir)
-    return report
+        )
+    return out
 
 
 def load_grid(run_dir: str | Path) -> dict[str, Any]:
