@@ -252,3 +252,24 @@ def test_verb_flags_come_from_the_config_dataclass() -> None:
     assert cli.config_from_args(args, Config()) == Config(steps=7, widths=(3, 4))
     with pytest.raises(cli.CliError, match="steps expects int"):
         cli.config_from_args(parser.parse_args(["--steps", "x"]), Config())
+
+
+def test_ctrl_c_exits_130_and_all_prints_the_papers_that_finished(
+    fake_paper: Paper, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dataclasses
+
+    module = __import__("fake_iclr25_paper")
+
+    def interrupted(**kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    module.interrupted = interrupted
+    second = dataclasses.replace(fake_paper, slug="zz-fake", reproduce="fake_iclr25_paper:interrupted")
+    monkeypatch.setattr(cli, "discover_papers", lambda: {"fake": fake_paper, "zz-fake": second})
+    assert cli.main(["reproduce", "--all", "--out", str(tmp_path / "runs")]) == 130
+    captured = capsys.readouterr()
+    assert "| fake | works |" in captured.out
+    assert "iclr25: interrupted (1 of 2 papers finished)" in captured.err
+    assert cli.main(["reproduce", "zz-fake", "--out", str(tmp_path / "one")]) == 130
+    assert capsys.readouterr().err.strip().endswith("interrupted")

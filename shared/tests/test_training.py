@@ -86,6 +86,26 @@ def test_fit_finishes_wandb_even_when_training_raises(tmp_path: Path) -> None:
     assert sys.modules["wandb"].run is None
 
 
+def test_ctrl_c_under_lightning_stays_an_interrupt(tmp_path: Path) -> None:
+    """Lightning turns Ctrl-C into sys.exit(1), the code of a failing claim; `fit` gives back the interrupt."""
+    import signal
+
+    from iclr25.shared.trainer import fit, make_trainer
+
+    module = _tiny_module()
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    module.training_step = interrupt
+    trainer = make_trainer(tmp_path / "run", max_epochs=1, device="cpu")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            fit(trainer, module, _loader())
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def test_metrics_logger_writes_csv_jsonl_and_offline_wandb(tmp_path: Path) -> None:
     with MetricsLogger(tmp_path / "run", wandb="offline", name="loop") as logger:
         logger.log({"loss": torch.tensor(1.5)}, step=0)

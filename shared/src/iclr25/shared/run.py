@@ -408,6 +408,10 @@ def start_run(
     _check_wandb(wandb)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
         raise ValueError(f"seed must be an integer in [0, 2**32), got {seed!r}")
+    if device in ("cuda", "mps"):  # an absent accelerator is refused now, not after the data work
+        from iclr25.shared.device import pick_device
+
+        pick_device(device)
     folder = RunFolder(out or default_run_dir(slug, command, scale), overwrite, paper=slug, command=command)
     run = Run(slug, scale, presets, resolved, folder, seed=seed, device=device, wandb=wandb, command=command)
     try:

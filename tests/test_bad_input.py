@@ -1,0 +1,119 @@
+"""Every package CLI answers bad input as a hostile user would give it with one stderr line and exit code 2: no
+traceback, no work done first, and no file outside the run folder touched. New packages inherit the generic cases
+(they are built from each discovered paper's `config.PRESETS`); add a package's own verbs to SPECIFIC."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import typing
+from pathlib import Path
+
+import pytest
+
+from iclr25.shared.paper import discover_papers
+
+PAPERS = discover_papers()
+
+# Cases the generic table cannot derive: (argv, what the error line must mention). Files named here are laid out
+# by the `workspace` fixture: `afile` (plain text), `ragged.csv`, `mine/` (a user's folder).
+SPECIFIC: dict[str, list[tuple[list[str], str]]] = {
+    "etd-exploration": [
+        (["reproduce", "maze_steps=0"], "maze_steps"),
+        (["reproduce", "maze_lr=-1"], "maze_lr"),
+        (["reproduce", "ppo_seeds=0"], "ppo_seeds"),
+        (["eval", "afile"], "afile"),
+        (["eval", "mine"], "mine"),
+    ],
+    "patch-train": [
+        (["reproduce", "lr=-1"], "lr"),
+        (["reproduce", "lr=nan"], "lr"),
+        (["train", "--tokenizer", "afile", "--out", "t"], "afile"),
+    ],
+    "highway-bp": [(["reproduce", "mlp_lr=nan"], "mlp_lr")],
+    "sa-gfn": [(["reproduce", "eps=nan"], "eps"), (["train", "--R0", "nan", "--out", "t"], "R0")],
+    "lrnn-state-tracking": [(["eval", "--ckpt", "afile"], "afile")],
+    "eci-conformal": [(["run", "--data", "ragged.csv", "--column", "y", "--lr", "0.1"], "ragged.csv")],
+}
+
+
+def _has_cuda() -> bool:
+    from iclr25.shared.device import cuda_available
+
+    return cuda_available()
+
+
+def _config_cases(slug: str) -> list[tuple[list[str], str]]:
+    """Every float field of the quick preset rejects nan; the run-folder flags refuse unsafe folders."""
+    module = PAPERS[slug].module
+    presets = importlib.import_module(f"{module}.config").PRESETS
+    quick = presets["quick"]
+    hints = typing.get_type_hints(type(quick))
+    cases = [(["reproduce", f"{f.name}=nan"], f.name) for f in dataclasses.fields(quick) if hints[f.name] is float]
+    return [
+        *cases,
+        (["reproduce", "--scale", "huge"], "invalid choice"),
+        (["reproduce", "no_such_key=1"], "no_such_key"),
+        (["reproduce", "--config", "missing.yaml"], "missing.yaml"),
+        (["reproduce", "--out", "afile"], "afile"),
+        (["reproduce", "--out", "afile/run"], "afile"),
+        (["reproduce", "--out", ".", "--overwrite"], "current folder"),  # the data-loss regression
+        (["reproduce", "--out", "..", "--overwrite"], "parent of the current folder"),
+        (["reproduce", "--out", "mine", "--overwrite"], "no iclr25 run made"),
+        *([(["reproduce", "--device", "cuda", "--out", "t"], "cuda")] if not _has_cuda() else []),
+    ]
+
+
+CASES = [
+    pytest.param(slug, argv, needle, id=f"{slug}:{' '.join(argv)}")
+    for slug in PAPERS
+    for argv, needle in [*_config_cases(slug), *SPECIFIC.get(slug, [])]
+]
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A current folder holding a user's files that no command may touch."""
+    (tmp_path / "precious.txt").write_text("a user's file")
+    (tmp_path / "afile").write_text("not a checkpoint, tokenizer or data set\n")
+    (tmp_path / "ragged.csv").write_text("t,y\n1,2\n3\n4,5,6\n")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "thesis.tex").write_text("years of work")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ICLR25_QUIET", "1")
+    return tmp_path
+
+
+def test_every_discovered_paper_has_cases() -> None:
+    assert {param.values[0] for param in CASES} == set(PAPERS)
+
+
+@pytest.mark.parametrize(("slug", "argv", "needle"), CASES)
+def test_bad_input_is_one_line_and_touches_nothing(
+    slug: str, argv: list[str], needle: str, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = _snapshot(workspace)
+    try:
+        code = PAPERS[slug].load_cli()(argv)
+    except SystemExit as e:  # argparse's own errors
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2, f"exit code {code}; stderr: {err}"
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"iclr25-{slug}") and needle in err, err
+    after = _snapshot(workspace)
+    assert {k: v for k, v in after.items() if k in before} == before, "a file outside the run folder changed"
+    created = sorted(set(after) - set(before))
+    assert all(Path(c).parts[0] in ("t", "runs") for c in created), f"created {created}"
+
+
+def test_wandb_missing_names_the_extra(workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None if name == "wandb" else object())
+    slug = sorted(PAPERS)[0]
+    assert PAPERS[slug].load_cli()(["reproduce", "--wandb", "offline", "--out", "t"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'iclr25-shared[wandb]'" in err
