@@ -84,7 +84,9 @@ def last_layer_hessian(
     return out.reshape(C * m1, C * m1) / n
 
 
-def lissa(Hmat: torch.Tensor, V: torch.Tensor, damp: float = 0.01, scale: float = 25.0, depth: int = 10) -> torch.Tensor:
+def lissa(
+    Hmat: torch.Tensor, V: torch.Tensor, damp: float = 0.01, scale: float = 25.0, depth: int = 10
+) -> torch.Tensor:
     """LiSSA estimate of H^-1 v per column of V as in the official code (not divided by `scale`) (P, k)."""
     est = V.clone()
     for _ in range(depth):
@@ -274,4 +276,3 @@ def make_explainer(method: str, model: Any, n_classes: int, **options: Any) -> E
     if method == "sim":
         return SimilarityExplainer(model, n_classes, **options)
     raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-

@@ -10,12 +10,12 @@
 
 from __future__ import annotations
 
-import io
-import pickle
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from iclr25.shared.safeload import load_npz, restricted_pickle_load
 
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)  # official normalisation constants
 CIFAR10_STD = (0.2023, 0.1994, 0.2010)
@@ -84,28 +84,8 @@ def normalize_images(X: np.ndarray, mean: tuple[float, ...], std: tuple[float, .
     return ((X - m) / s).astype(np.float32)
 
 
-class _SafeUnpickler(pickle.Unpickler):
-    """Only what a CIFAR-10 batch needs: numpy arrays/dtypes and latin-1 byte strings."""
-
-    ALLOWED = {
-        ("numpy.core.multiarray", "_reconstruct"),
-        ("numpy._core.multiarray", "_reconstruct"),
-        ("numpy", "ndarray"),
-        ("numpy", "dtype"),
-        ("_codecs", "encode"),
-    }
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in self.ALLOWED:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"refusing to load {module}.{name} from a data file")
-
-
 def _load_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    try:
-        batch = _SafeUnpickler(io.BytesIO(path.read_bytes()), encoding="bytes").load()
-    except pickle.UnpicklingError as e:
-        raise ValueError(f"{path} is not a CIFAR-10 batch: {e}") from None
+    batch = restricted_pickle_load(path, encoding="bytes", what="CIFAR-10 python batch")
     if not isinstance(batch, dict):
         raise ValueError(f"{path} is not a CIFAR-10 batch (expected a dict)")
     data = batch.get(b"data", batch.get("data"))
@@ -181,10 +161,8 @@ def load_dataset(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         X, y, _ = load_image_folder(path)
         return X, y
     if path.suffix == ".npz":
-        with np.load(path, allow_pickle=False) as z:
-            if "X" not in z or "y" not in z:
-                raise ValueError(f"{path} needs arrays X and y, has {sorted(z.files)}")
-            return z["X"].astype(np.float32), z["y"].astype(np.int64)
+        z = load_npz(path, keys=("X", "y"), what="dataset .npz with arrays X and y")
+        return z["X"].astype(np.float32), z["y"].astype(np.int64)
     if path.suffix == ".csv":
         data = np.loadtxt(path, delimiter=",", ndmin=2, dtype=np.float64)
         return data[:, :-1].astype(np.float32), data[:, -1].astype(np.int64)

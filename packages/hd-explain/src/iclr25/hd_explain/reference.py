@@ -41,16 +41,18 @@ def stein_kernel_autograd(
 ) -> torch.Tensor:
     """kappa(d, d') = s.s' k + s.grad_{d'}k + s'.grad_d k + tr(grad_d grad_{d'} k), pair by pair (n1, n2)."""
     n1, n2, dim = D1.shape[0], D2.shape[0], D1.shape[1]
-    out = torch.zeros(n1, n2, dtype=D1.dtype)
+    rows = []
     for i in range(n1):
+        row = []
         for j in range(n2):
             a = D1[i].detach().clone().requires_grad_(True)
             b = D2[j].detach().clone().requires_grad_(True)
             k = base(a, b)
             ga, gb = torch.autograd.grad(k, (a, b), create_graph=True)
             trace = sum(torch.autograd.grad(gb[c], a, retain_graph=True)[0][c] for c in range(dim))
-            out[i, j] = (S1[i] @ S2[j]) * k + S1[i] @ gb + S2[j] @ ga + trace
-    return out.detach()
+            row.append((S1[i] @ S2[j]) * k.detach() + S1[i] @ gb.detach() + S2[j] @ ga.detach() + trace.detach())
+        rows.append(torch.stack(row))
+    return torch.stack(rows)  # differentiable in S1, S2 (the scores), not in D
 
 
 def scores_loop(
@@ -76,10 +78,8 @@ def last_layer_grads_autograd(
         W = head.weight.detach().clone().requires_grad_(True)
         b = head.bias.detach().clone().requires_grad_(True)
         z = H[i] @ W.T + b
-        if loss == "ce":
-            value = -torch.log_softmax(z, 0)[int(y[i])]
-        else:  # official quirk: nll_loss on probabilities = -p_y
-            value = -torch.softmax(z, 0)[int(y[i])]
+        # "neg_prob" is the official quirk: nll_loss on probabilities = -p_y
+        value = -(torch.log_softmax(z, 0) if loss == "ce" else torch.softmax(z, 0))[int(y[i])]
         gW, gb = torch.autograd.grad(value, (W, b))
         rows.append(torch.cat([gW, gb[:, None]], 1).reshape(-1))
     return torch.stack(rows)

@@ -111,10 +111,9 @@ def stein_kernel_linear(
     _check(D1, D2, S1, S2)
     dim = D1.shape[1]
     base = (S1 @ S2.T) * (D1 @ D2.T)
-    if official_quirk:
-        middle = S1 @ D2.T + D1 @ S2.T  # s.d' + s'.d (wrong, official)
-    else:
-        middle = (S1 * D1).sum(1)[:, None] + (S2 * D2).sum(1)[None, :]  # s.grad_{d'}k + s'.grad_d k
+    # s.grad_{d'}k + s'.grad_d k = s.d + s'.d'; the official quirk computes s.d' + s'.d
+    correct = (S1 * D1).sum(1)[:, None] + (S2 * D2).sum(1)[None, :]
+    middle = S1 @ D2.T + D1 @ S2.T if official_quirk else correct
     return base + middle + dim
 
 

@@ -70,4 +70,8 @@ def train_classifier(
         correct = 0
         for i in range(0, X.shape[0], 1024):
             correct += int((model(X[i : i + 1024].to(device)).argmax(1).cpu() == y[i : i + 1024]).sum())
-    return {"train_acc": correct / max(X.shape[0], 1), "final_loss": float(loss.detach()), "train_samples_per_s": seen / elapsed}
+    return {
+        "train_acc": correct / max(X.shape[0], 1),
+        "final_loss": float(loss.detach()),
+        "train_samples_per_s": seen / elapsed,
+    }
