@@ -31,7 +31,7 @@ def test_rectangular_matches_the_official_construction():
 def test_moons_and_digits():
     X, y = moons(100)
     assert X.shape == (100, 2) and set(np.unique(y)) == {0, 1}
-    Xtr, ytr, Xte, yte = digits(1400, seed=0)
+    Xtr, ytr, Xte, _ = digits(1400, seed=0)
     assert Xtr.shape == (1400, 64) and Xte.shape == (397, 64)
     assert np.allclose(Xtr.mean(0), 0, atol=1e-5)
     assert not np.array_equal(digits(1400, seed=1)[1], ytr)
@@ -105,6 +105,6 @@ def test_npz_and_csv(tmp_path):
     np.savez(tmp_path / "bad.npz", A=np.ones(2))
     with pytest.raises(ValueError, match="lacks"):
         load_dataset(tmp_path / "bad.npz")
+    (tmp_path / "x.txt").write_text("")
     with pytest.raises(ValueError, match="unknown data format"):
-        (tmp_path / "x.txt").write_text("")
         load_dataset(tmp_path / "x.txt")
