@@ -83,3 +83,39 @@ def test_gates_fail_when_mondrian_pools_groups(monkeypatch):
     claims, _ = _claims(validity_reps=10, mc_trials=1000, participants=2, n_boot=10)
     for name in ("mondrian_coverage_lac_g0", "mondrian_coverage_lac_g1", "delta_mondrian_above_marginal_lac"):
         assert not claims[name].holds, name
+
+
+def test_real_task_outputs_and_study_data(tmp_path):
+    """The full-scale path on stand-in files: model outputs per task (.npz) and a tiny study folder."""
+    import csv
+    from dataclasses import replace
+
+    from iclr25.fair_conformal_sets import data
+
+    rng = np.random.default_rng(0)
+    for name, n, K, G in (("bios", 17_500, 10, 2), ("facet", 6000, 20, 4), ("ravdess", 1440, 8, 2)):
+        d = data.synthetic(n, rng, K=K, strengths=tuple(np.linspace(3.5, 2.0, G)))
+        np.savez(tmp_path / f"{name}.npz", logits=d.logits, labels=d.labels, groups=d.groups)
+    study = tmp_path / "study" / "ravdess"
+    study.mkdir(parents=True)
+    header = ["experiment", "participant_id", "prompt_idx", "response", "label", "label_text", "group",
+              "group_text", "top1", "avgk_set", "conformal_marginal_set", "conformal_conditional_set"]  # fmt: skip
+    rows = [[t, p, i, i % 3 if (p + i) % 4 else 0, i % 3, "x", f"{i % 2}.0", "g", 0, "0 1 ", "0 ", "0 1 2 "]
+            for p, t in enumerate(["control", "marginal", "conditional"] * 3) for i in range(8)]  # fmt: skip
+    with (study / "individual_results.csv").open("w", newline="") as f:
+        csv.writer(f).writerows([header, *rows])
+    with (study / "results.csv").open("w", newline="") as f:
+        csv.writer(f).writerows([["", "participant_id", "experiment", "num_correct"], [0, 0, "control", 31]])
+    cfg = replace(
+        PRESETS["full"], seeds=1, n_test=2000, validity_reps=5, mc_trials=1000, participants=2, n_boot=20,
+        digits=False, hpo_trials=3, npz_dir=str(tmp_path), fcpd_dir=str(tmp_path / "study"),
+    )  # fmt: skip
+    m = reproduce.measure(cfg)
+    assert set(m["real_tasks"]) == {"bios", "facet", "ravdess"}
+    facet = m["real_tasks"]["facet"]
+    assert facet["n"] == [4000, 1000, 1000] and len(facet["mondrian"]["coverage_g"]) == 4
+    assert m["real_tasks"]["bios"]["n"] == [10_000, 5000, 2000] and m["real_tasks"]["bios"]["score"] == "saps"
+    assert 0.85 < m["real_tasks"]["bios"]["marginal"]["coverage"] < 0.95
+    assert set(m["fcpd"]) == {"ravdess"} and "conditional" in m["fcpd"]["ravdess"]["impact"]
+    names = {c.name for c in reproduce.claims(m, cfg)}
+    assert {"fcpd_ravdess_treatment_accuracy", "fcpd_ravdess_delta_conditional_above_marginal"} <= names
