@@ -76,6 +76,18 @@ def test_plain_pickle_as_checkpoint_is_refused(tmp_path: Path, marker: Path) -> 
     assert not marker.exists()
 
 
+def test_legacy_format_checkpoint_is_refused(tmp_path: Path, marker: Path) -> None:
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "old.pt"
+    torch.save({"w": torch.zeros(2), "evil": _Marker(marker)}, path, _use_new_zipfile_serialization=False)
+    with pytest.raises(UnsafeFileError, match="refused") as err:
+        load_checkpoint(path)
+    _assert_one_line(err, path)
+    assert not marker.exists()
+    torch.save({"w": torch.ones(2)}, path, _use_new_zipfile_serialization=False)
+    assert torch.equal(load_checkpoint(path)["w"], torch.ones(2))
+
+
 def test_checkpoint_loads_and_checks_keys(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     path = tmp_path / "model.pt"
