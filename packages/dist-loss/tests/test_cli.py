@@ -50,14 +50,33 @@ def test_synth_train_eval_round_trip(tmp_path: Path, capsys: pytest.CaptureFixtu
     [
         (["train", "--loss", "dist", "--reweight", "sqrt_inv", "--out", "x"], "not supported"),
         (["train", "--loss", "hinge", "--out", "x"], "invalid choice"),
-        (["train", "--epochs", "0", "--out", "x"], "--epochs must be >= 1"),
+        (["train", "--epochs", "0", "--out", "x"], "epochs must be an integer >= 1"),
+        (["train", "--lr", "nan", "--out", "x"], "lr must be a finite number"),
+        (["train", "--lr", "-1", "--out", "x"], "lr must be > 0"),
+        (["train", "--batch-size", "1.5", "--out", "x"], "batch_size expects int"),
         (["eval", "--model", "missing.pt"], "does not exist"),
         (["eval", "--model", "m.pt", "--shots", "20"], "--shots"),
-        (["reproduce", "--scale", "ci", "seeds=0"], "seeds must be >= 1"),
+        (["reproduce", "--scale", "ci", "seeds=0"], "seeds must be an integer >= 1"),
+        (["reproduce", "--scale", "ci", "lr=nan"], "lr must be a finite number"),
+        (["reproduce", "--scale", "ci", "bench_batches=256,0"], "bench_batches[1] must be an integer >= 2"),
         (["reproduce", "--scale", "ci", "nope=1"], "unknown override key"),
         (["reproduce", "--scale", "huge"], "invalid choice"),
     ],
-    ids=["bad-combo", "bad-loss", "zero-epochs", "missing-model", "bad-shots", "bad-seeds", "bad-key", "bad-scale"],
+    ids=[
+        "bad-combo",
+        "bad-loss",
+        "zero-epochs",
+        "nan-lr",
+        "negative-lr",
+        "float-batch",
+        "missing-model",
+        "bad-shots",
+        "bad-seeds",
+        "nan-lr-override",
+        "bad-bench-batch",
+        "bad-key",
+        "bad-scale",
+    ],
 )
 def test_bad_input_one_line_exit_2(argv: list[str], message: str, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
@@ -90,3 +109,40 @@ def test_unreadable_files_give_one_line_and_no_run_folder(tmp_path: Path, capsys
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], err
     assert not out.exists()  # inputs are checked before the run folder is created
+
+
+def test_train_folder_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A finished train run is replaced only with --overwrite, a foreign folder never, metrics never appended."""
+    data = tmp_path / "data.npz"
+    assert main(["synth", "--seed", "2", "--out", str(data)]) == 0
+    assert main(["synth", "--seed", "2", "--out", str(data)]) == 2  # an existing file is not replaced silently
+    assert "pass --overwrite" in capsys.readouterr().err
+    assert main(["synth", "--seed", "3", "--out", str(data), "--overwrite"]) == 0
+    run = tmp_path / "run"
+    argv = ["train", "--stage", "e2e", "--loss", "l1", "--data", str(data), "--epochs", "1", "--out", str(run)]
+    assert main([*argv, "--device", "cpu", "--quiet"]) == 0
+    assert json.loads((run / ".iclr25-run.json").read_text())["status"] == "complete"
+    assert len((run / "metrics.jsonl").read_text().splitlines()) == 1
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert "already holds a complete run" in capsys.readouterr().err
+    assert main([*argv, "--overwrite", "--quiet"]) == 0
+    assert len((run / "metrics.jsonl").read_text().splitlines()) == 1  # a fresh folder, not appended to
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    assert main([*argv[:-1], str(mine), "--overwrite"]) == 2
+    assert "no iclr25 run made" in capsys.readouterr().err
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+
+
+def test_bad_values_are_refused_before_torch_loads(tmp_path: Path) -> None:
+    code = (
+        "import sys; from iclr25.dist_loss.cli import main; "
+        f"rc = main(['train', '--lr', 'nan', '--out', {str(tmp_path / 'r')!r}]); "
+        f"rc2 = main(['reproduce', '--out', {str(tmp_path / 'q')!r}, 'epochs_stage1=0']); "
+        "print(rc, rc2, 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["2", "2", "False"]
+    assert not (tmp_path / "r").exists() and not (tmp_path / "q").exists()

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from iclr25.dist_loss.reproduce import PRESETS, Config, run
+from iclr25.dist_loss.reproduce import PRESETS, Config, claims, run
 from iclr25.shared.results import Report
+
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "quick"
 
 
 @pytest.mark.claims
@@ -36,10 +38,24 @@ def test_presets_share_the_gated_setting() -> None:
         Config(methods=("l1", "dist", "magic"))
 
 
+def test_claims_judge_the_committed_measurements_as_committed() -> None:
+    """`claims` holds every threshold: on the committed quick metrics it gives the committed claims exactly."""
+    report = Report.read(RESULTS)
+    assert claims(report.metrics, PRESETS["quick"], report.throughput) == report.claims
+
+
+def test_claims_fail_on_a_broken_measurement() -> None:
+    report = Report.read(RESULTS)
+    test = {k: dict(v) for k, v in report.metrics["test"].items()}
+    test["rrt_dist"] = test["rrt_l1"]  # a "Dist" head no different from L1
+    failed = {c.name for c in claims({"test": test}, PRESETS["quick"], report.throughput) if c.gated and not c.holds}
+    assert failed == {"few_shot_mae_ratio", "prediction_spread_ratio", "w1_ratio"}
+
+
 def test_run_refuses_existing_folder(tmp_path: Path) -> None:
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "results.json").write_text("{}")
-    with pytest.raises(FileExistsError):
+    with pytest.raises(ValueError, match="no iclr25 run made"):
         run("ci", tmp_path / "x")
     with pytest.raises(ValueError, match="scale"):
         run("medium", tmp_path / "y")

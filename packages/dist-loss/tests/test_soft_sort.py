@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from iclr25.dist_loss.reference import numpy_pipeline_soft_sort, reference_soft_sort
-from iclr25.dist_loss.soft_sort import isotonic_decreasing, soft_sort
+from iclr25.dist_loss.sorting import isotonic_decreasing, soft_sort
 from iclr25.shared.device import requires_gpu
 
 V = [5.3, 2.1, 6.2, 3.4, 2.5, 7.7, 1.05, 4.0]

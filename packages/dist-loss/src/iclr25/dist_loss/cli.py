@@ -11,13 +11,25 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from iclr25.dist_loss.config import PRESETS, TrainConfig
 from iclr25.dist_loss.names import HEAD_INITS
-from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
+from iclr25.shared.cli import (
+    CliError,
+    add_config_args,
+    add_run_args,
+    config_from_args,
+    guarded,
+    make_parser,
+    reproduce_command,
+)
+from iclr25.shared.progress import set_quiet
+from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder, default_run_dir, open_run_folder
 
 if TYPE_CHECKING:
     from iclr25.dist_loss.data import RegressionData
 
 PROG = "iclr25-dist-loss"
+SLUG = "dist-loss"
 LOSSES = ("l1", "mse", "focal-l1", "dist", "lds", "lds-fds", "bmc")
 REWEIGHTS = ("none", "inverse", "sqrt_inv")
 # (--loss, --reweight) -> method name of `iclr25.dist_loss.train.make_loss`
@@ -64,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     syn.add_argument("--seed", type=int, default=0)
     syn.add_argument("--data-scale", type=int, default=1, help="multiply the histograms (default: 1)")
     syn.add_argument("--out", type=Path, required=True, help="output .npz file")
+    syn.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
 
     tr = sub.add_parser("train", help="train with one loss (stage 1 + RRT head, or end to end)")
     tr.add_argument("--loss", choices=LOSSES, default="dist")
@@ -78,17 +91,13 @@ def _parser() -> argparse.ArgumentParser:
         "random (official)",
     )
     tr.add_argument("--data", type=Path, help=".npz from `synth` (default: the synthetic task of --seed)")
-    tr.add_argument("--epochs", type=int, default=30)
-    tr.add_argument("--batch-size", type=int, default=512)
-    tr.add_argument("--lr", type=float, default=1e-3)
-    tr.add_argument("--lam", type=float, default=1.0, help="weight of the distribution term")
-    tr.add_argument("--eps", type=float, default=0.1, help="soft-sort regularisation strength")
-    tr.add_argument("--bw", type=float, default=0.5, help="KDE bandwidth factor")
-    tr.add_argument("--seed", type=int, default=0)
-    tr.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto")
-    tr.add_argument("--threads", type=int, default=1, help="CPU threads (default: 1, best for these small MLPs)")
-    tr.add_argument("--out", type=Path, required=True, help="run folder for model.pt and metrics.json")
-    tr.add_argument("--overwrite", action="store_true")
+    add_config_args(tr, TrainConfig())  # --epochs --batch-size --lr --lam --eps --bw --threads
+    tr.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    tr.add_argument("--device", choices=DEVICES, default="auto", help="compute device (default: %(default)s)")
+    tr.add_argument("--out", type=Path, help="run folder for model.pt and metrics.json (default: runs/dist-loss/...)")
+    tr.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
+    tr.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: %(default)s)")
+    tr.add_argument("--quiet", action="store_true", help="no progress output")
 
     ev = sub.add_parser("eval", help="per-region (many/median/few-shot) metrics of a trained model")
     ev.add_argument("--model", type=Path, required=True, help="model.pt written by `train`")
@@ -152,60 +161,97 @@ def _parse_shots(text: str) -> tuple[int, int]:
     return many, few
 
 
+def _check_wandb(mode: str) -> None:
+    """Refuse --wandb offline/online before any work when wandb is not installed."""
+    import importlib.util
+
+    if mode != "off" and importlib.util.find_spec("wandb") is None:
+        raise CliError(f"--wandb {mode} needs wandb, which is not installed: pip install 'iclr25-shared[wandb]'")
+
+
 def _cmd_synth(args: argparse.Namespace) -> int:
+    if args.data_scale < 1:
+        raise CliError(f"--data-scale must be >= 1, got {args.data_scale}")
+    if args.out.is_dir():
+        raise CliError(f"--out {args.out} is a folder; give a .npz file name")
+    if args.out.exists() and not args.overwrite:
+        raise CliError(f"{args.out} exists; pass --overwrite to replace it")
+    import os
+    import tempfile
+
     import numpy as np
 
     from iclr25.dist_loss.data import make_tabular
 
-    if args.data_scale < 1:
-        raise CliError(f"--data-scale must be >= 1, got {args.data_scale}")
     d = make_tabular(args.seed, args.data_scale)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(args.out, **d.__dict__)
+    fd, tmp = tempfile.mkstemp(suffix=".npz", dir=args.out.parent)  # written whole, then renamed into place
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **d.__dict__)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, args.out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     print(f"wrote {args.out}: {d.y_train.size} train / {d.y_val.size} val / {d.y_test.size} test samples")
     return 0
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
     method = method_for(args.loss, args.reweight)
-    for name in ("epochs", "batch_size", "threads"):
-        if getattr(args, name) < 1:
-            raise CliError(f"--{name.replace('_', '-')} must be >= 1")
-    for name in ("lr", "eps", "bw"):
-        if not getattr(args, name) > 0:
-            raise CliError(f"--{name} must be > 0")
-    from iclr25.shared.results import atomic_write_json, prepare_run_dir
-
+    cfg = config_from_args(args, TrainConfig())  # values checked before anything heavy is imported
+    _check_wandb(args.wandb)
+    out = args.out or default_run_dir(SLUG, "train", method)
+    check_run_folder(out, args.overwrite)
+    set_quiet(args.quiet)
     data = _load_data(args.data, args.seed)  # validate the inputs before creating the run folder
     ckpt = _load_checkpoint(args.pretrained) if args.stage == "rrt" and args.pretrained is not None else None
     if ckpt is not None and ckpt["arch"].get("in_dim") != data.x_train.shape[1]:
         raise ValueError(f"the checkpoint expects {ckpt['arch'].get('in_dim')} features, the data has "
                          f"{data.x_train.shape[1]}")  # fmt: skip
-    run_dir = prepare_run_dir(args.out, args.overwrite)
+    with open_run_folder(out, args.overwrite, paper=SLUG, command="train") as run_dir:
+        metrics = _train(args, cfg, method, data, ckpt, run_dir)
+    print(f"{method} ({args.stage}): test MAE all {metrics['all_mae']:.3f}, many {metrics['many_mae']:.3f}, "
+          f"median {metrics['median_mae']:.3f}, few {metrics['few_mae']:.3f}")  # fmt: skip
+    print(f"model written to {Path(out) / 'model.pt'}")
+    return 0
+
+
+def _train(args: argparse.Namespace, cfg: TrainConfig, method: str, data, ckpt: dict | None, run_dir: Path) -> dict:
+    """Train (stage 1 + RRT head, or end to end) into `run_dir`; the test metrics."""
+    import dataclasses
+
     import numpy as np
     import torch
 
     from iclr25.dist_loss.train import MLP, evaluate, fit, make_loss, rrt
     from iclr25.shared.device import configure_torch, pick_device
+    from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.progress import progress
+    from iclr25.shared.results import atomic_write_json
     from iclr25.shared.seed import seed_everything
 
     seed_everything(args.seed)
     device = pick_device(args.device)
-    configure_torch(device, threads=args.threads or None)
+    configure_torch(device, threads=cfg.threads)
     gen = torch.Generator().manual_seed(args.seed)
 
     def t(a: np.ndarray) -> torch.Tensor:
         return torch.as_tensor(a, dtype=torch.float32, device=device)
 
     x_tr, x_val, x_te = t(data.x_train), t(data.x_val), t(data.x_test)
-    kw = {"lam": args.lam, "eps": args.eps, "bw": args.bw}
+    kw = {"lam": cfg.lam, "eps": cfg.eps, "bw": cfg.bw}
     arch = {"in_dim": data.x_train.shape[1], "hidden": 64, "depth": 2}
+    fits = 2 if args.stage == "rrt" and ckpt is None else 1
+    bar = progress(total=fits, desc="train", unit="model")
 
     def train_full(m: str, select: str) -> MLP:
         model = MLP(**arch, bias_init=float(data.y_train.mean())).to(device)
-        setup = make_loss(m, data.y_train, args.batch_size, device=device, **kw)
+        setup = make_loss(m, data.y_train, cfg.batch_size, device=device, **kw)
         fit(model, list(model.parameters()), x_tr, t(data.y_train), setup, x_val, data.y_val,
-            args.epochs, args.batch_size, args.lr, select, gen)  # fmt: skip
+            cfg.epochs, cfg.batch_size, cfg.lr, select, gen)  # fmt: skip
+        bar.update()
         return model
 
     if args.stage == "e2e":
@@ -216,15 +262,17 @@ def _cmd_train(args: argparse.Namespace) -> int:
         else:
             backbone = train_full("l1", "plain")
             torch.save({"arch": arch, "state_dict": backbone.state_dict()}, run_dir / "backbone.pt")
-        model, _ = rrt(backbone, method, x_tr, data.y_train, x_val, data.y_val, args.epochs, args.batch_size,
-                       args.lr, gen, head_init=args.head_init, **kw)  # fmt: skip
+        model, _ = rrt(backbone, method, x_tr, data.y_train, x_val, data.y_val, cfg.epochs, cfg.batch_size,
+                       cfg.lr, gen, head_init=args.head_init, **kw)  # fmt: skip
+        bar.update()
+    bar.close()
     torch.save({"arch": arch, "state_dict": model.state_dict(), "method": method}, run_dir / "model.pt")
     metrics = evaluate(model, x_te, data.y_test, x_tr, data.y_train)
     atomic_write_json(run_dir / "metrics.json", {"method": method, "stage": args.stage, "test": metrics})
-    print(f"{method} ({args.stage}): test MAE all {metrics['all_mae']:.3f}, many {metrics['many_mae']:.3f}, "
-          f"median {metrics['median_mae']:.3f}, few {metrics['few_mae']:.3f}")  # fmt: skip
-    print(f"model written to {run_dir / 'model.pt'}")
-    return 0
+    config = {"method": method, "stage": args.stage, "seed": args.seed, **dataclasses.asdict(cfg)}
+    with MetricsLogger(run_dir, wandb=args.wandb, name=f"{SLUG}-train-{method}", config=config) as logger:
+        logger.log({f"test/{k}": v for k, v in metrics.items()}, step=0)
+    return metrics
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -253,9 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of `iclr25-dist-loss`."""
     args = _parser().parse_args(argv)
     if args.command == "reproduce":
-        from iclr25.dist_loss.reproduce import PRESETS, SLUG, run
-
-        return reproduce_command(SLUG, args, run, PRESETS)
+        return reproduce_command(SLUG, args, "iclr25.dist_loss.reproduce:run", PRESETS)
     if args.command == "synth":
         return _cmd_synth(args)
     if args.command == "train":

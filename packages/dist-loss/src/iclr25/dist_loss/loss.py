@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25.dist_loss.soft_sort import soft_sort
+from iclr25.dist_loss.sorting import soft_sort
 
 __all__ = ["DistLoss", "FocalL1", "HuberLoss", "make_base_loss"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from iclr25.dist_loss.soft_sort import isotonic_decreasing
+from iclr25.dist_loss.sorting import isotonic_decreasing
 
 __all__ = ["numpy_pipeline_soft_sort", "reference_dist_loss", "reference_soft_sort"]
 

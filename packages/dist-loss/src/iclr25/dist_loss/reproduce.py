@@ -13,103 +13,31 @@ predictions >= 1.05x, Wasserstein-1(train predictions, train labels) <= 0.95x.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from iclr25.dist_loss.names import HEAD_INITS, METHODS
-from iclr25.shared.cli import default_run_dir, rerun_command, resolve_preset
-from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
+from iclr25.dist_loss.config import GATE_METHODS, PRESETS, Config
+from iclr25.dist_loss.names import HEAD_INITS
+from iclr25.shared.progress import Progress
+from iclr25.shared.results import Claim, Report, save_figure
+from iclr25.shared.run import start_run
 
 SLUG = "dist-loss"
-GATE_METHODS = ("l1", "dist")
+__all__ = ["GATE_METHODS", "PRESETS", "SLUG", "Config", "benchmark_loss", "claims", "measure", "run"]
 
 
-@dataclass(frozen=True)
-class Config:
-    """Quick: `iclr25-dist-loss reproduce --scale quick` (2-4 min on 2 CPU cores): RRT+Dist few-shot MAE ~0.8x RRT+L1.
-
-    Full: `iclr25-dist-loss reproduce --scale full` (one GPU, an estimated ~45 min, not measured): the same
-    protocol on 16x the data with the paper's 90-epoch schedule (LR x0.1 at epochs 60 and 80). With
-    `data_dir=/path/to/agedb` (a DIR meta CSV + images) it trains the paper's ResNet-50 on the real images
-    with the same two-stage schedule instead (`images.image_stage1_and_heads`).
-    """
-
-    seeds: int = 3
-    data_scale: int = 1  # multiplies the AgeDB-DIR histograms (1: 12,208 train labels)
-    dim: int = 16
-    label_noise: float = 8.0  # spec 6a: makes L1 shrink toward the dense ages
-    feature_noise: float = 0.05
-    hidden: int = 64
-    depth: int = 2
-    epochs_stage1: int = 30
-    epochs_stage2: int = 30
-    lr_steps: tuple[int, ...] = ()  # epochs at which the LR drops x0.1 (paper: 60, 80 of 90)
-    batch_size: int = 512  # official trainer
-    lr: float = 1e-3  # official trainer (Adam)
-    lam: float = 1.0  # official `distribution_loss_term_weight`
-    eps: float = 0.1  # official `regularization_strength` (train.py)
-    bw: float = 0.5  # official KDE factor (train.py)
-    min_label: float = 0.0
-    max_label: float = 120.0
-    step: float = 1.0
-    methods: tuple[str, ...] = ("l1", "dist", "inverse", "dist_inverse", "sqinv_lds", "sqinv_lds_fds", "bmc")
-    # RRT head init (`HEAD_INITS`). Deviation: the official trainer re-initialises the head at random
-    # ("official"); a random head can have a backward ordering amplified by the distribution term, so
-    # RRT + Dist diverges on some seeds. Zero weights let the sample term set the ordering first.
-    rrt_head_init: str = "zero"
-    compare_default_init: bool = True  # also run RRT L1/Dist heads with the "default" and "official" inits
-    end_to_end: bool = True  # also train the whole MLP with Dist Loss (reported, not gated)
-    bench_batches: tuple[int, ...] = (256, 4096)
-    bench_repeats: int = 20
-    threads: int = 1  # tiny models: one thread is fastest on a shared 2-core machine
-    figures: bool = True
-    # Real images (full scale): a DIR folder (meta CSV `age, path, split` + images) trains a ResNet instead
-    # of the synthetic MLP task; "" keeps the synthetic task.
-    data_dir: str = ""
-    meta_csv: str = ""  # relative to data_dir; default: the folder's only CSV (agedb.csv / imdb_wiki.csv)
-    image_size: int = 224  # DIR benchmark
-    resnet_layers: tuple[int, ...] = (3, 4, 6, 3)  # ResNet-50
-    resnet_width: int = 64
-    num_workers: int = 4
-
-    def __post_init__(self) -> None:
-        if self.seeds < 1:
-            raise ValueError(f"seeds must be >= 1, got {self.seeds}")
-        unknown = [m for m in self.methods if m not in METHODS]
-        if unknown:
-            raise ValueError(f"unknown methods {unknown}; allowed: {', '.join(METHODS)}")
-        missing = [m for m in GATE_METHODS if m not in self.methods]
-        if missing:
-            raise ValueError(f"methods must include {', '.join(GATE_METHODS)} (the gated claims compare them)")
-        if self.rrt_head_init not in HEAD_INITS:
-            raise ValueError(f"rrt_head_init must be one of {', '.join(HEAD_INITS)}; got {self.rrt_head_init!r}")
-        if self.image_size < 8 or self.num_workers < 0:
-            raise ValueError(f"image_size must be >= 8 and num_workers >= 0; got {self.image_size}, {self.num_workers}")
-        if self.batch_size < 2 or self.epochs_stage1 < 1 or self.epochs_stage2 < 1:
-            raise ValueError("batch_size must be >= 2 and epochs >= 1")
-
-
-PRESETS: dict[str, Config] = {
-    "ci": Config(
-        methods=GATE_METHODS,
-        end_to_end=False,
-        compare_default_init=False,
-        bench_batches=(256,),
-        bench_repeats=5,
-        figures=False,
-    ),
-    "quick": Config(),
-    "full": Config(data_scale=16, epochs_stage1=90, epochs_stage2=90, lr_steps=(60, 80), threads=0),
-}
+def fits_per_seed(config: Config) -> int:
+    """How many models one seed of the synthetic task trains (stage 1, end to end, every RRT head)."""
+    extra_inits = len(HEAD_INITS) - 1 if config.compare_default_init else 0
+    return 1 + int(config.end_to_end) + len(config.methods) + extra_inits * len(GATE_METHODS)
 
 
 def _stage1_and_heads(
-    config: Config, seed: int, device: str
+    config: Config, seed: int, device: str, bar: Progress | None = None
 ) -> tuple[dict[str, dict[str, float]], dict[str, Any], dict[str, float]]:
-    """One seed: stage 1, every RRT head and (optionally) the end-to-end Dist model."""
+    """One seed: stage 1, every RRT head and (optionally) the end-to-end Dist model (`bar` counts the fits)."""
     import torch
 
     from iclr25.dist_loss.data import make_tabular
@@ -141,6 +69,8 @@ def _stage1_and_heads(
             select=select, lr_steps=config.lr_steps, **common,
         )  # fmt: skip
         speed[f"stage1_{method}_samples_per_s"] = res.samples_per_s
+        if bar is not None:
+            bar.update()
         return model
 
     backbone = stage1("l1", "plain")  # stage 1: plain L1, best plain val MAE (spec 6a)
@@ -159,6 +89,8 @@ def _stage1_and_heads(
             backbone, method, x_tr, data.y_train, x_val, data.y_val, config.epochs_stage2,
             config.batch_size, config.lr, gen, config.lr_steps, head_init, **loss_kwargs,
         )  # fmt: skip
+        if bar is not None:
+            bar.update()
         if key != f"rrt_{method}":
             metrics[key] = evaluate(model, x_te, data.y_test, x_tr, data.y_train)
             continue
@@ -254,9 +186,12 @@ def _figures(run_dir: Path, preds: dict[str, Any], methods: tuple[str, ...]) -> 
     return names
 
 
-def _claims(
-    summary: dict[str, dict[str, dict[str, float]]], speed: dict[str, float], head_init: str = "zero"
-) -> list[Claim]:
+def claims(metrics: dict[str, Any], config: Config, throughput: dict[str, float]) -> list[Claim]:
+    """The paper's claims judged on the measured test `metrics` and the loss timings in `throughput`: every
+    threshold is here."""
+    summary = metrics["test"]
+    head_init = config.rrt_head_init
+
     def m(method: str, key: str) -> float:
         return summary[method][key]["mean"]
 
@@ -264,7 +199,7 @@ def _claims(
         k: m("rrt_dist", k) / m("rrt_l1", k)
         for k in ("few_mae", "many_mae", "median_mae", "train_pred_std", "train_w1")
     }
-    claims = [
+    out = [
         Claim(
             "few_shot_mae_ratio",
             "RRT + Dist Loss lowers few-shot MAE vs RRT + L1 (paper: best few-shot results, Tables 1-3); "
@@ -305,7 +240,7 @@ def _claims(
     ]
     if "e2e_dist" in summary:
         r = m("e2e_dist", "few_mae") / m("e2e_l1", "few_mae")
-        claims.append(
+        out.append(
             Claim(
                 "end_to_end_few_shot_mae_ratio",
                 "Dist Loss trained end to end (no RRT) lowers few-shot MAE vs plain L1",
@@ -325,7 +260,7 @@ def _claims(
         if f"rrt_dist_{init}_init" not in summary:
             continue
         r = m(f"rrt_dist_{init}_init", "few_mae") / m(f"rrt_l1_{init}_init", "few_mae")
-        claims.append(
+        out.append(
             Claim(
                 f"{init}_init_few_shot_mae_ratio",
                 f"as few_shot_mae_ratio, but the RRT head starts from {what}",
@@ -336,19 +271,72 @@ def _claims(
                 False,
             )
         )
-    for key in sorted(k for k in speed if k.startswith("official_style_over_dist_b")):
-        claims.append(
+    for key in sorted(k for k in throughput if k.startswith("official_style_over_dist_b")):
+        out.append(
             Claim(
                 f"speed_vs_official_style_{key.rsplit('_', 1)[1]}",
                 "our torch soft sort is faster than a per-batch CPU numpy round trip with a Python PAV",
                 None,
-                round(speed[key], 3),
+                round(throughput[key], 3),
                 "> 1.0 (time ratio official-style/ours)",
-                speed[key] > 1.0,
+                throughput[key] > 1.0,
                 False,
             )
         )
-    return claims
+    return out
+
+
+def _notes(config: Config) -> str:
+    setting = (
+        (f"the DIR images in {Path(config.data_dir).name} (ResNet; FDS skipped)", "ResNet")
+        if config.data_dir
+        else ("the AgeDB-DIR-shaped synthetic task", "MLP")
+    )
+    return (
+        f"Means (std) over seeds of test metrics on {setting[0]}; rrt_* = stage 2 "
+        f"(last layer retrained on frozen stage-1 features), e2e_* = whole {setting[1]} trained with the loss. "
+        "official_style = the official op's design (CPU numpy round trip, Python PAV each call) "
+        "re-implemented here for timing."
+    )
+
+
+def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any], dict[str, float], list[str]]:
+    """Train and evaluate every seed, time the losses: (metrics, throughput, figure names); per-seed metrics go
+    to the run's logger, figures into its folder."""
+    import torch
+
+    from iclr25.shared.device import configure_torch
+
+    dev = active.device
+    configure_torch(dev, threads=config.threads or None)
+    per_seed: dict[str, list[dict[str, float]]] = {}
+    speeds: list[dict[str, float]] = []
+    first_preds: dict[str, Any] = {}
+    if config.data_dir:
+        bar = active.progress(range(seed, seed + config.seeds), desc="seeds", unit="seed")
+    else:
+        bar = active.progress(total=config.seeds * fits_per_seed(config), desc="train", unit="fit")
+    for s in range(seed, seed + config.seeds):
+        if config.data_dir:
+            from iclr25.dist_loss.images import image_stage1_and_heads
+
+            metrics, preds, speed = image_stage1_and_heads(config, s, dev)
+            bar.update()
+        else:
+            metrics, preds, speed = _stage1_and_heads(config, s, dev, bar)
+        for method, values in metrics.items():
+            per_seed.setdefault(method, []).append(values)
+            active.logger.log({"seed": s, "method": method, **values})
+        speeds.append(speed)
+        first_preds = first_preds or preds
+    bar.close()
+    summary = {method: _mean_std(values) for method, values in per_seed.items()}
+    bench = benchmark_loss(config.bench_batches, config.bench_repeats, dev, config.eps)
+    throughput = {k: float(np.mean([s[k] for s in speeds])) for k in speeds[0]}
+    throughput.update(bench)
+    figures = _figures(active.dir, first_preds, config.methods) if config.figures else []
+    metrics = {"test": summary, "device": dev, "torch_threads": torch.get_num_threads()}
+    return metrics, throughput, figures
 
 
 def run(
@@ -362,59 +350,14 @@ def run(
     config: Config | None = None,
 ) -> Report:
     """Run the preset `scale` (or `config`), write results.json + report.md + figures, return the Report."""
-    config = resolve_preset(PRESETS, scale, config)
-    import torch
-
-    from iclr25.shared.device import configure_torch, pick_device
-    from iclr25.shared.logging import MetricsLogger
-
-    dev = pick_device(device)
-    configure_torch(dev, threads=config.threads or None)
-    run_dir = prepare_run_dir(out or default_run_dir(SLUG, "reproduce", scale), overwrite)
-    start = time.perf_counter()
-    per_seed: dict[str, list[dict[str, float]]] = {}
-    speeds: list[dict[str, float]] = []
-    first_preds: dict[str, Any] = {}
-    with MetricsLogger(run_dir, wandb=wandb, name=f"{SLUG}-{scale}", config=asdict(config)) as logger:
-        for s in range(seed, seed + config.seeds):
-            if config.data_dir:
-                from iclr25.dist_loss.images import image_stage1_and_heads
-
-                metrics, preds, speed = image_stage1_and_heads(config, s, dev)
-            else:
-                metrics, preds, speed = _stage1_and_heads(config, s, dev)
-            for method, values in metrics.items():
-                per_seed.setdefault(method, []).append(values)
-                logger.log({"seed": s, "method": method, **values})
-            speeds.append(speed)
-            first_preds = first_preds or preds
-    summary = {method: _mean_std(values) for method, values in per_seed.items()}
-    bench = benchmark_loss(config.bench_batches, config.bench_repeats, dev, config.eps)
-    throughput = {k: float(np.mean([s[k] for s in speeds])) for k in speeds[0]}
-    throughput.update(bench)
-    claims = _claims(summary, bench, config.rrt_head_init)
-    figures = _figures(run_dir, first_preds, config.methods) if config.figures else []
-    setting = (
-        (f"the DIR images in {Path(config.data_dir).name} (ResNet; FDS skipped)", "ResNet")
-        if config.data_dir
-        else ("the AgeDB-DIR-shaped synthetic task", "MLP")
-    )
-    report = Report(
-        paper=SLUG,
-        scale=scale,
-        claims=claims,
-        metrics={"test": summary, "device": dev, "torch_threads": torch.get_num_threads()},
-        config=asdict(config),
-        throughput=throughput,
-        runtime_s=time.perf_counter() - start,
-        command=rerun_command(SLUG, scale, config, PRESETS, seed),
-        figures=figures,
-        notes=(
-            f"Means (std) over seeds of test metrics on {setting[0]}; rrt_* = stage 2 "
-            f"(last layer retrained on frozen stage-1 features), e2e_* = whole {setting[1]} trained with the loss. "
-            "official_style = the official op's design (CPU numpy round trip, Python PAV each call) "
-            "re-implemented here for timing."
-        ),
-    )
-    report.write(run_dir)
-    return report
+    with start_run(
+        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
+    ) as active:
+        metrics, throughput, figures = measure(active.config, active, seed)
+        return active.report(
+            claims(metrics, active.config, throughput),
+            metrics,
+            throughput=throughput,
+            figures=figures,
+            notes=_notes(active.config),
+        )
