@@ -4,7 +4,8 @@ Conformal sets shown to people raise decision accuracy unequally across groups; 
 sets can widen the gap, so the paper recommends equalizing set size. Public names are exported lazily:
 importing this package imports neither numpy nor torch. Modules: `scores` (LAC, APS, RAPS, SAPS), `calibrate`
 (marginal, Mondrian, Equalized Set Size), `sets` (Top-k, Average-k), `predictor` (fit / predict_set),
-`metrics`, `decision` (simulated decision-maker), `fcpd` (human-study re-analysis), `data`, `reference`,
+`metrics`, `decision` (simulated decision-maker), `fcpd` (human-study re-analysis), `gee` (clustered logistic
+GEE), `data`, `reference`,
 `config`, `reproduce`, `cli`.
 """
 
@@ -50,6 +51,8 @@ _EXPORTS: dict[str, str] = {  # public name -> submodule
     "disparate_impact": "metrics",
     "bootstrap_disparate_impact": "metrics",
     "SimulatedDecisionMaker": "decision",
+    "gee_logistic": "gee",
+    "treatment_group_odds_ratios": "gee",
     "ModelOutputs": "data",
     "synthetic": "data",
     "load_npz": "data",

@@ -132,6 +132,11 @@ def _analyze_study(args: argparse.Namespace) -> int:
         imp = result["impact"].get(t)
         ci = f"{imp['Delta']:.3f} [{imp['Delta_low']:.3f}, {imp['Delta_high']:.3f}]" if imp else "-"
         print(f"{t}  {entry['accuracy']:.4f}  {accs}  {ci}")
+    for t, odds in result["odds_ratios"].items():
+        if isinstance(odds, dict):
+            print(
+                f"{t}: maxROR = {odds['maxROR']:.3f} [{odds['maxROR_low']:.3f}, {odds['maxROR_high']:.3f}] (GEE, by item)"
+            )
     print(f"results written to {folder}")
     return 0
 

@@ -5,7 +5,8 @@ Per task three CSV files: the items shown (`<task>.csv`), one row per response (
 one row per participant (`results.csv`, demographic cells may read DATA_EXPIRED / CONSENT_REVOKED). Sets are
 space-separated label ids, often with a trailing space ("2 3 "). `analyze` gives per treatment x group decision
 accuracy, delta, Delta (with a participant-clustered bootstrap CI, our design), adoption (response inside the
-shown set), coverage, mean set size and singleton rate of the sets shown.
+shown set), coverage, mean set size and singleton rate of the sets shown, and per-group odds ratios against
+control with maxROR from a logistic GEE clustered by item (`gee.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from iclr25.fair_conformal_sets.gee import treatment_group_odds_ratios
 from iclr25.fair_conformal_sets.metrics import bootstrap_disparate_impact
 
 TASKS = {"bios": ("bios-bias", "bios.csv"), "facet": ("facet", "facet.csv"), "ravdess": ("ravdess", "ravdess.csv")}
@@ -172,10 +174,12 @@ def analyze(study: FCPDStudy, *, n_boot: int = 1000, seed: int = 0) -> dict[str,
         n_boot=n_boot,
         rng=np.random.default_rng(seed),
     )
+    odds = treatment_group_odds_ratios(correct, study.experiment, study.group, study.item)  # clustered by item
     return {
         "task": study.task,
         "treatments": per,
         "impact": impact,
+        "odds_ratios": odds,
         "accuracy_from_results_csv": treatment_accuracy_from_results(study.participants),
         "group_names": study.group_names,
         "participants": len(pids),
