@@ -63,6 +63,7 @@ def test_round_trip(study_dir):
     folder, expected = study_dir
     study = fcpd.load(folder, "bios")
     assert len(study.response) == 32 and set(study.group.tolist()) == {0, 1}
+    assert fcpd._response("") == -1 and fcpd._response("3") == 3
     assert study.items[1]["conformal_marginal_set"] == (2, 3) and study.items[3]["avgk_set"] == ()
     result = fcpd.analyze(study, n_boot=50)
     for t in fcpd.TREATMENTS:

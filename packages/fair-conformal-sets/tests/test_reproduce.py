@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,8 +21,6 @@ GATED = {
 
 
 def _claims(**changes):
-    from dataclasses import replace
-
     cfg = replace(PRESETS["quick"], digits=False, **changes)
     m = reproduce.measure(cfg)
     return {c.name: c for c in reproduce.claims(m, cfg)}, m
@@ -88,7 +87,6 @@ def test_gates_fail_when_mondrian_pools_groups(monkeypatch):
 def test_real_task_outputs_and_study_data(tmp_path):
     """The full-scale path on stand-in files: model outputs per task (.npz) and a tiny study folder."""
     import csv
-    from dataclasses import replace
 
     from iclr25.fair_conformal_sets import data
 
@@ -119,3 +117,21 @@ def test_real_task_outputs_and_study_data(tmp_path):
     assert set(m["fcpd"]) == {"ravdess"} and "conditional" in m["fcpd"]["ravdess"]["impact"]
     names = {c.name for c in reproduce.claims(m, cfg)}
     assert {"fcpd_ravdess_treatment_accuracy", "fcpd_ravdess_delta_conditional_above_marginal"} <= names
+
+
+def test_fcpd_accuracy_claim_tolerances():
+    """BiosBias is compared to 1e-4 (exact counts), FACET to the spec's 3 decimals."""
+    cfg = PRESETS["quick"]
+    m = reproduce.measure(replace(cfg, seeds=1, n_test=500, validity_reps=2, mc_trials=100, participants=2,
+                                  n_boot=10, digits=False))  # fmt: skip
+    base = {"impact": {}, "accuracy_from_results_csv": {}}
+    exact = dict(reproduce.FCPD_ACCURACY_EXACT["bios"])
+    m["fcpd"] = {
+        "bios": {**base, "accuracy_from_results_csv": exact},
+        "facet": {**base, "accuracy_from_results_csv": {k: v + 4e-4 for k, v in reproduce.FCPD_ACCURACY["facet"].items()}},
+    }  # fmt: skip
+    claims = {c.name: c for c in reproduce.claims(m, cfg)}
+    assert claims["fcpd_bios_treatment_accuracy"].holds and claims["fcpd_facet_treatment_accuracy"].holds
+    m["fcpd"]["bios"]["accuracy_from_results_csv"] = {**exact, "conditional": 0.7030}
+    claims = {c.name: c for c in reproduce.claims(m, cfg)}
+    assert not claims["fcpd_bios_treatment_accuracy"].holds and not claims["fcpd_bios_treatment_accuracy"].gated

@@ -45,6 +45,14 @@ def _int(value: str, what: str) -> int:
         raise ValueError(f"{what} {value!r} is not a number") from None
 
 
+def _response(value: str) -> int:
+    """A participant's answer; an empty or non-numeric cell (no answer) becomes -1, which is never correct."""
+    try:
+        return int(float(value))
+    except ValueError:
+        return -1
+
+
 def _read_csv(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
@@ -99,7 +107,7 @@ def load(folder: str | Path, task: str) -> FCPDStudy:
         experiment=np.array([r["experiment"] for r in rows]),
         participant=np.array([_int(r["participant_id"], "participant_id") for r in rows]),
         item=np.array([_int(r["prompt_idx"], "prompt_idx") for r in rows]),
-        response=np.array([_int(r["response"], "response") for r in rows]),
+        response=np.array([_response(r["response"]) for r in rows]),
         label=np.array([_int(r["label"], "label") for r in rows]),
         group=np.array([_int(r["group"], "group") for r in rows]),
         shown={c: [parse_set(r[c]) for r in rows] for c in SET_COLUMN.values()},
@@ -183,4 +191,5 @@ def analyze(study: FCPDStudy, *, n_boot: int = 1000, seed: int = 0) -> dict[str,
         "accuracy_from_results_csv": treatment_accuracy_from_results(study.participants),
         "group_names": study.group_names,
         "participants": len(pids),
+        "missing_responses": int((study.response < 0).sum()),
     }
