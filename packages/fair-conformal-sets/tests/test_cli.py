@@ -117,3 +117,7 @@ def test_reproduce_small_override(tmp_path, capsys):
     assert main(["reproduce", "--out", str(tmp_path / "x"), "scores=thr"]) == 2
     assert main(["reproduce", "--out", str(tmp_path / "y"), "seeds=0"]) == 2
     assert main(["reproduce", "--out", str(tmp_path / "z"), "bogus=1"]) == 2
+    assert main(["reproduce", "--out", str(tmp_path / "w"), f"npz_dir={tmp_path}"]) == 2
+    assert main(["reproduce", "--out", str(tmp_path / "v"), f"fcpd_dir={tmp_path / 'none'}"]) == 2
+    err = capsys.readouterr().err
+    assert "holds none of bios.npz" in err and "is not a folder" in err

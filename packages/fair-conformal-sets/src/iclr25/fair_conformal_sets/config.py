@@ -6,6 +6,7 @@ Paper: Cresswell et al., "Conformal Prediction Sets Can Cause Disparate Impact",
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from iclr25.shared.validate import (
     check_each,
@@ -86,6 +87,13 @@ class Config:
         check_int_at_least("trials", self.trials, 1)
         check_int_at_least("n_boot", self.n_boot, 10)
         check_int_at_least("hpo_trials", self.hpo_trials, 0)
+        if self.fcpd_dir and not Path(self.fcpd_dir).is_dir():
+            raise ValueError(f"fcpd_dir {self.fcpd_dir!r} is not a folder (the study's results/ folder)")
+        if self.npz_dir:
+            if not Path(self.npz_dir).is_dir():
+                raise ValueError(f"npz_dir {self.npz_dir!r} is not a folder")
+            if not any((Path(self.npz_dir) / f"{t}.npz").is_file() for t in ("bios", "facet", "ravdess")):
+                raise ValueError(f"npz_dir {self.npz_dir!r} holds none of bios.npz, facet.npz, ravdess.npz")
 
 
 PRESETS: dict[str, Config] = {
