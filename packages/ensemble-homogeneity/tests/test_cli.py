@@ -1,0 +1,95 @@
+"""The CLI: train -> analyze -> estimate on a tiny ensemble, and one-line errors (exit 2) on bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from iclr25.ensemble_homogeneity import __all__ as exported
+from iclr25.ensemble_homogeneity.cli import main
+
+
+def test_help_is_fast_and_light():
+    code = (
+        "import sys, time; t = time.perf_counter(); from iclr25.ensemble_homogeneity.cli import main\n"
+        "import iclr25.ensemble_homogeneity as p\n"
+        "assert 'torch' not in sys.modules and 'numpy' not in sys.modules, 'heavy import'\n"
+        "print(time.perf_counter() - t)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert float(out.stdout) < 1.0
+    start = time.perf_counter()
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0 and time.perf_counter() - start < 1.0
+
+
+def test_every_export_resolves():
+    import iclr25.ensemble_homogeneity as pkg
+
+    for name in exported:
+        assert getattr(pkg, name) is not None, name
+
+
+@pytest.fixture(scope="module")
+def preds(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "preds.npz"
+    args = ["train", "--dataset", "wine", "--width", "16", "--members", "4", "--max-epochs", "40"]
+    assert main([*args, "--device", "cpu", "--out", str(path)]) == 0
+    return path
+
+
+def test_train_writes_predictions(preds, capsys):
+    from iclr25.ensemble_homogeneity.data import EnsemblePredictions
+
+    p = EnsemblePredictions.from_npz(preds)
+    assert p.probs.shape == (4, 89, 3) and p.meta["dataset"] == "wine" and p.meta["width"] == 16
+    np.testing.assert_allclose(p.probs.sum(-1), 1, atol=1e-9)
+
+
+def test_analyze_and_estimate(preds, tmp_path, capsys):
+    assert main(["analyze", "--preds", str(preds), "--sizes", "1,2,4", "--out", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out
+    assert "median pairwise KS p" in out and "brier_multiclass" in out
+    assert (tmp_path / "a" / "analysis.json").is_file() and (tmp_path / "a" / "analysis.png").is_file()
+    assert main(["estimate", "--preds", str(preds), "--pair", "0,3", "--sizes", "1,4"]) == 0
+    assert "relative error" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["analyze", "--preds", "PREDS", "--sizes", "1,9"], "outside [1, 4]"),
+        (["analyze", "--preds", "PREDS", "--sizes", "a,b"], "comma-separated integers"),
+        (["estimate", "--preds", "PREDS", "--pair", "1,1"], "two different member ids"),
+        (["estimate", "--preds", "MISSING"], "does not exist"),
+        (["train", "--members", "1", "--out", "x.npz"], "--members must be >= 2"),
+        (["train", "--out", "x.txt"], "must be a .npz"),
+        (["train", "--dataset", "cifar10", "--model", "cnn", "--out", "x.npz"], "needs --data-dir"),
+        (["train", "--dataset", "digits", "--model", "cnn", "--out", "x.npz"], "use model mlp"),
+        (["train", "--model", "vit", "--out", "x.npz"], "invalid choice"),
+        (["reproduce", "--scale", "ci", "sizes=4,2"], "sizes must be increasing"),
+        (["reproduce", "--scale", "ci", "runs=digits:mlp:64"], "dataset:model:width:members"),
+        (["reproduce", "--scale", "ci", "nosuch=1"], "unknown override key"),
+    ],
+)
+def test_bad_input_is_one_line(argv, message, preds, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv = [str(preds) if a == "PREDS" else str(tmp_path / "missing.npz") if a == "MISSING" else a for a in argv]
+    try:
+        code = main(argv)
+    except SystemExit as e:  # argparse errors
+        code = e.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and message in err, err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_refuses_to_overwrite(preds, capsys):
+    assert main(["train", "--dataset", "wine", "--members", "2", "--out", str(preds)]) == 2
+    assert "pass --overwrite" in capsys.readouterr().err
