@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from iclr25.sa_gfn.reproduce import PRESETS, Config, run
+from iclr25.sa_gfn.config import PRESETS, Config
+from iclr25.sa_gfn.reproduce import run
 
 
 @pytest.mark.claims

@@ -6,10 +6,8 @@ Public names are exported lazily: importing this package does not import torch.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from iclr25.shared.paper import Paper
+from iclr25.shared.run import lazy_exports
 
 PAPER = Paper(
     slug="sa-gfn",
@@ -48,7 +46,7 @@ _EXPORTS: dict[str, str] = {  # public name -> submodule
     "build_method": "training",
     "fit": "training",
     "evaluate": "training",
-    "train": "train",
+    "train": "training",
     "load_sample_log": "data",
     "save_sample_log": "data",
     "sample_log_metrics": "data",
@@ -56,9 +54,4 @@ _EXPORTS: dict[str, str] = {  # public name -> submodule
 }
 
 __all__ = ["PAPER", *sorted(_EXPORTS)]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

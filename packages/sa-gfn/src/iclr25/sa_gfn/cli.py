@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
+from iclr25.shared.progress import set_quiet
+from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder
 
 PROG = "iclr25-sa-gfn"
 METHODS = ("tb", "db", "subtb", "tb-rnd", "gafn", "sagfn")
@@ -46,9 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--eval-every", type=_positive, default=100, help="exact evaluation period (default: 100)")
     tr.add_argument("--out", type=Path, help="run folder (default: runs/sa-gfn/train-<time>)")
     tr.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    tr.add_argument("--device", choices=["auto", "cpu", "cuda", "mps"], default="auto")
-    tr.add_argument("--wandb", choices=["off", "offline", "online"], default="off")
-    tr.add_argument("--overwrite", action="store_true", help="replace an existing run folder")
+    tr.add_argument("--device", choices=DEVICES, default="auto")
+    tr.add_argument("--wandb", choices=WANDB_MODES, default="off")
+    tr.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
+    tr.add_argument("--quiet", action="store_true", help="no progress output")
     ev = sub.add_parser("eval", help="print the claims of a finished run folder (results.json)")
     ev.add_argument("run_dir", type=Path, help="a run folder holding results.json")
     return parser
@@ -59,9 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `iclr25-sa-gfn`."""
     args = build_parser().parse_args(argv)
     if args.command == "reproduce":
-        from iclr25.sa_gfn.reproduce import PRESETS, run
+        from iclr25.sa_gfn.config import PRESETS
 
-        return reproduce_command("sa-gfn", args, run, PRESETS)
+        return reproduce_command("sa-gfn", args, "iclr25.sa_gfn.reproduce:run", PRESETS)
     if args.command == "train":
         return _train(args)
     return _eval(args)
@@ -72,7 +76,12 @@ def _train(args: argparse.Namespace) -> int:
         raise CliError(f"grid {args.ndim}x{args.height} is too large for exact evaluation (at most 2e6 states)")
     if args.height < 3:
         raise CliError(f"--H must be >= 3, got {args.height}")
-    from iclr25.sa_gfn.train import train
+    if not math.isfinite(args.R0) or args.R0 <= 0:
+        raise CliError(f"--R0 must be a finite number > 0, got {args.R0}")
+    if args.out is not None:
+        check_run_folder(args.out, args.overwrite)
+    set_quiet(args.quiet)
+    from iclr25.sa_gfn.training import train
 
     summary = train(
         method=args.method,

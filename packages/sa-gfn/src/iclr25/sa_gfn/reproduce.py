@@ -10,113 +10,17 @@ grids and a bit-sequence task (reported only).
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from iclr25.shared.cli import default_run_dir, rerun_command, resolve_preset
-from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
+from iclr25.sa_gfn.config import PRESETS, Config, _parse_grid
+from iclr25.shared.progress import progress
+from iclr25.shared.results import Claim, Report, save_figure
+from iclr25.shared.run import Run, start_run
 
 SLUG = "sa-gfn"
 CAPTURE_ALL = "all targets captured"
-
-
-@dataclass(frozen=True)
-class Config:
-    """Quick: `iclr25-sa-gfn reproduce --scale quick` (~2-4 min on 2 idle CPU cores).
-
-    Expected: TB/DB/SubTB and SA-GFN (c = 0) at l1_mean <= 2e-3 on 8x8; on sparse 16x16 SA-GFN's Behavior captures
-    all 3 targets in >= 3/5 seeds, TB in <= 1/5, and mean TV(SA-GFN) <= mean TV(TB) - 0.2.
-    """
-
-    # sparse HyperGrid claim (spec §6a.1)
-    seeds: int = 5
-    iters: int = 800
-    ndim: int = 2
-    height: int = 16
-    eps: float = 1e-6  # sparse reward off the targets (spec §6a)
-    hidden: int = 128  # policy MLP 2 x 128 (spec §6a)
-    n_layers: int = 2
-    uniform_pb: bool = True  # spec §6a
-    batch_size: int = 16  # TB batch (spec §6a)
-    n_sibling: int = 16  # spec §3.3 (third-party default)
-    n_behavior: int = 8
-    n_mix: int = 8  # Behavior batch = first 8 sibling + 8 own trajectories
-    intrinsic_scale: float = 1.0  # c (spec §3.2)
-    sibling_reward: str = "terminal_logsumexp"  # project default (spec §3.2 form 1)
-    objective: str = "tb"
-    equal_budget: bool = True  # also run TB with batch n_sibling + n_behavior (reported)
-    baselines: tuple[str, ...] = ()  # extra reported baselines on the sparse grid: tb-rnd, gafn
-    capture_threshold: float = 0.05  # a target is captured when P_T(x) >= 0.05 (spec §9.7)
-    # correctness on the standard reward (spec §6a.2, §9.3, §9.5); the 2000-iteration form is a slow unit test
-    correctness_iters: int = 1000
-    correctness_height: int = 8
-    correctness_R0: float = 0.1
-    correctness_objectives: tuple[str, ...] = ("tb", "db", "subtb")
-    correctness_sagfn: bool = True
-    l1_bound: float = 2e-3
-    # full-scale sweep (reported): "DxH:reward:R0" grids, methods, iterations; bit-sequence iterations
-    grids: tuple[str, ...] = ()
-    sweep_methods: tuple[str, ...] = ("tb", "db", "subtb", "tb-rnd", "gafn", "sagfn")
-    sweep_iters: int = 0
-    sweep_seeds: int = 1
-    bitseq_iters: int = 0
-    eval_every: int = 100
-    workers: int = 2  # worker processes (runs are independent)
-    throughput: bool = True
-
-    def __post_init__(self) -> None:
-        if self.seeds < 1 or self.iters < 1:
-            raise ValueError(f"seeds and iters must be >= 1, got {self.seeds}, {self.iters}")
-        if self.workers < 1:
-            raise ValueError(f"workers must be >= 1, got {self.workers}")
-        for g in self.grids:
-            _parse_grid(g)
-        checks = (
-            ("sibling_reward", (self.sibling_reward,), ("terminal_logsumexp", "gafn_terminal", "gafn_edge")),
-            ("objective", (self.objective,), ("tb", "db", "subtb")),
-            ("correctness_objectives", self.correctness_objectives, ("tb", "db", "subtb")),
-            ("baselines", self.baselines, ("tb-rnd", "gafn")),
-            ("sweep_methods", self.sweep_methods, ("tb", "db", "subtb", "tb-rnd", "gafn", "sagfn")),
-        )
-        for key, values, allowed in checks:
-            bad = [v for v in values if v not in allowed]
-            if bad:
-                raise ValueError(f"{key} got {bad}; allowed: {', '.join(allowed)}")
-        if self.sibling_reward == "gafn_edge" and self.objective != "tb":
-            raise ValueError("sibling_reward='gafn_edge' needs objective='tb'")
-
-
-def _parse_grid(spec: str) -> tuple[int, int, str, float]:
-    """'2x64:standard:0.001' -> (2, 64, 'standard', 0.001)."""
-    try:
-        shape, reward, r0 = spec.split(":")
-        d, h = (int(v) for v in shape.split("x"))
-        return d, h, reward, float(r0)
-    except ValueError:
-        raise ValueError(f"grid {spec!r} must look like 'DxH:reward:R0', e.g. '2x64:standard:0.001'") from None
-
-
-PRESETS: dict[str, Config] = {
-    # CI gate (<= 120 s on 2 idle cores): the same claims on 3 seeds (>= 2 of 3 vs <= 1 of 3, spec §6a) and
-    # 600 correctness iterations (spec pilot: TB ~3e-4 after 600; the 2000-iteration check is a slow test).
-    "ci": Config(seeds=3, equal_budget=False, correctness_iters=600, throughput=False),
-    "quick": Config(),
-    # One GPU: spec §6b grids, all methods, plus the bit-sequence task; expected ~1.5-2 h on one H100-class GPU.
-    "full": Config(
-        seeds=5,
-        iters=2000,
-        baselines=("tb-rnd", "gafn"),
-        correctness_iters=3000,
-        grids=("2x32:standard:0.01", "2x64:standard:0.001", "4x8:standard:0.001", "2x64:sparse:0"),
-        sweep_iters=20000,
-        sweep_seeds=3,
-        bitseq_iters=5000,
-        eval_every=1000,
-        workers=8,
-    ),
-}
 
 
 # --------------------------------------------------------------------------------------------- jobs
@@ -176,7 +80,7 @@ def run_bitseq(iters: int, seed: int, device: str, hidden: int) -> dict[str, Any
 
 def _run_all(jobs: list[Job], workers: int) -> dict[str, dict[str, Any]]:
     if workers <= 1 or len(jobs) <= 1:
-        return {j.name: run_job(j) for j in jobs}
+        return {j.name: run_job(j) for j in progress(jobs, desc="training runs", unit="run")}
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
@@ -186,9 +90,9 @@ def _run_all(jobs: list[Job], workers: int) -> dict[str, dict[str, Any]]:
 
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
-            results = list(pool.map(run_job, order))
+            results = list(progress(pool.map(run_job, order), total=len(order), desc="training runs", unit="run"))
     except BrokenProcessPool:  # e.g. a __main__ script without an `if __name__ == "__main__"` guard
-        results = [run_job(j) for j in order]
+        results = [run_job(j) for j in progress(order, desc="training runs", unit="run")]
     return {r["name"]: r for r in results}
 
 
@@ -293,19 +197,31 @@ def run(
     config: Config | None = None,
 ) -> Report:
     """Run the reproduction at `scale` (ci | quick | full) and write results.json, report.md and figures."""
-    config = resolve_preset(PRESETS, scale, config)
+    with start_run(
+        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
+    ) as run:
+        metrics, results, methods = measure(run)
+        config = run.config
+        throughput = measure_throughput(run.device, config) if config.throughput else {}
+        figures = _figures(run.dir, config, results, methods)
+        notes = (
+            "All target-distribution metrics are exact (dynamic programming over the grid) and computed on the "
+            "Behavior network for SA-GFN. The paper's numbers are not public (body not accessible, no official "
+            f"code); the claims are the spec's acceptance checks. device={run.device}, workers={config.workers}."
+        )
+        return run.report(claims(metrics, config), metrics, throughput=throughput, figures=figures, notes=notes)
+
+
+def measure(run: Run) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[str]]:
+    """Train every (method, seed) job of the preset; return the metrics, the per-job results and the methods."""
     import torch
 
-    from iclr25.shared.device import pick_device
-    from iclr25.shared.logging import MetricsLogger
     from iclr25.shared.seed import seed_everything
 
-    start = time.perf_counter()
-    device = pick_device(device)
+    config, seed, device = run.config, run.seed, run.device
     if device == "cpu":
         torch.set_num_threads(1)  # tiny MLPs: threads only add contention; runs are spread over processes
     seed_everything(seed)
-    run_dir = prepare_run_dir(out or default_run_dir(SLUG, "reproduce", scale), overwrite)
     workers = config.workers  # spawn-started workers also share one GPU well (small, launch-bound kernels)
     common = dict(hidden=config.hidden, n_layers=config.n_layers, uniform_pb=config.uniform_pb)
     sparse_env = dict(ndim=config.ndim, height=config.height, reward="sparse", eps=config.eps)
@@ -349,12 +265,9 @@ def run(
     results = _run_all(jobs, workers)
 
     metrics: dict[str, Any] = {}
-    with MetricsLogger(
-        run_dir, wandb=wandb, project="iclr25-sa-gfn", name=f"reproduce-{scale}", config=asdict(config)
-    ) as log:
-        for name, r in results.items():
-            for row in r["history"]:
-                log.log({f"{name}/{k}": v for k, v in row.items() if k != "iter"}, step=row["iter"])
+    for name, r in results.items():
+        for row in r["history"]:
+            run.logger.log({f"{name}/{k}": v for k, v in row.items() if k != "iter"}, step=row["iter"])
     # sparse-grid summary per method
     for name in methods:
         finals = [results[f"sparse/{name}/{s}"]["final"] for s in range(config.seeds)]
@@ -379,31 +292,11 @@ def run(
     if config.bitseq_iters:
         metrics["bitseq_modes_found"] = run_bitseq(config.bitseq_iters, seed, device, config.hidden)
 
-    claims = _claims(config, metrics)
-    throughput = measure_throughput(device, config) if config.throughput else {}
-    figures = _figures(run_dir, config, results, list(methods))
-    report = Report(
-        paper=SLUG,
-        scale=scale,
-        claims=claims,
-        metrics=metrics,
-        config=asdict(config),
-        throughput=throughput,
-        runtime_s=time.perf_counter() - start,
-        command=rerun_command("sa-gfn", scale, config, PRESETS, seed),
-        figures=figures,
-        notes=(
-            "All target-distribution metrics are exact (dynamic programming over the grid) and computed on the "
-            "Behavior network for SA-GFN. The paper's numbers are not public (body not accessible, no official "
-            f"code); the claims are the spec's acceptance checks. device={device}, workers={workers}."
-        ),
-    )
-    report.write(run_dir)
-    del torch
-    return report
+    return metrics, results, list(methods)
 
 
-def _claims(config: Config, m: dict[str, Any]) -> list[Claim]:
+def claims(m: dict[str, Any], config: Config) -> list[Claim]:
+    """The spec's acceptance checks, judged from the metrics; every threshold lives here."""
     claims: list[Claim] = []
     bound = config.l1_bound
     for obj in config.correctness_objectives:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from iclr25.sa_gfn.gflownet import l1_mean, modes_captured, total_variation
+from iclr25.shared.validate import check_int_at_least, check_positive
 
 
 def method_names() -> tuple[str, ...]:
@@ -99,3 +101,52 @@ def fit(
                 log(row, it)
     final = history[-1] if history else evaluate(env, trainer)
     return {"final": final, "history": history, "seconds": time.perf_counter() - start}
+
+
+def train(
+    method: str = "sagfn",
+    ndim: int = 2,
+    height: int = 16,
+    reward: str = "sparse",
+    R0: float = 1e-3,
+    iters: int = 800,
+    hidden: int = 128,
+    eval_every: int = 100,
+    out: str | Path | None = None,
+    seed: int = 0,
+    device: str = "auto",
+    wandb: str = "off",
+    overwrite: bool = False,
+) -> dict[str, Any]:
+    """Train `method` and write metrics (CSV/JSONL, wandb if asked), summary.json and P_T (.npz); return the summary."""
+    import numpy as np
+
+    from iclr25.sa_gfn.envs import HyperGrid
+    from iclr25.shared.device import pick_device
+    from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.results import atomic_write_json
+    from iclr25.shared.run import default_run_dir, open_run_folder
+    from iclr25.shared.seed import seed_everything
+
+    if method not in method_names():
+        raise ValueError(f"method must be one of {', '.join(method_names())}; got {method!r}")
+    check_positive("R0", R0)
+    for name, value in (("iters", iters), ("hidden", hidden), ("eval_every", eval_every)):
+        check_int_at_least(name, value, 1)
+    device = pick_device(device)
+    seed_everything(seed)
+    env = HyperGrid(ndim, height, reward, R0=R0, device=device)
+    config = dict(method=method, ndim=ndim, height=height, reward=reward, R0=R0, iters=iters, hidden=hidden, seed=seed)
+    target = out or default_run_dir("sa-gfn", "train", method)
+    with open_run_folder(target, overwrite, paper="sa-gfn", command="train") as run_dir:
+        trainer = build_method(method, env, seed=seed, hidden=hidden)
+        with MetricsLogger(run_dir, wandb=wandb, project="iclr25-sa-gfn", name=f"train-{method}", config=config) as log:
+            result = fit(trainer, iters, eval_every, log=lambda row, it: log.log(row, step=it))
+        np.savez(
+            run_dir / "terminal_distribution.npz",
+            p=trainer.exact_distribution().cpu().numpy(),
+            target=env.true_distribution().cpu().numpy(),
+        )
+        summary = {"config": config, "final": result["final"], "seconds": result["seconds"], "run_dir": str(target)}
+        atomic_write_json(run_dir / "summary.json", summary)
+    return summary
