@@ -183,9 +183,14 @@ def _read_rows(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
             reader = csv.DictReader(f)
             if reader.fieldnames is None:
                 raise ValueError(f"{path} is empty")
-            return list(reader.fieldnames), list(reader)
+            rows = list(reader)
     except (UnicodeDecodeError, csv.Error) as e:  # a binary file (a pickle, an archive) is no CSV
         raise ValueError(f"{path} is not a CSV text file ({type(e).__name__})") from None
+    width = len(reader.fieldnames)
+    for line, row in enumerate(rows, start=2):  # a short row holds None, a long one a None key
+        if None in row or None in row.values():
+            raise ValueError(f"{path} line {line} does not have the header's {width} fields")
+    return list(reader.fieldnames), rows
 
 
 def load_column(path: str | Path, column: str) -> np.ndarray:
