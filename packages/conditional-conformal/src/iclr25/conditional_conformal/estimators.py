@@ -195,9 +195,14 @@ class MDN(GaussianMixtureConditional):
         batch_size: int = 128,
         seed: int = 0,
         progress: Callable | None = None,
+        threads: int = 1,
     ) -> MDN:
-        """Maximum-likelihood training with Adam on standardised (x, y); returns self."""
+        """Maximum-likelihood training with Adam on standardised (x, y); returns self.
+
+        `threads`: intra-op torch threads while training (a net this small runs fastest on one CPU thread)."""
         import torch
+
+        from iclr25.shared.device import torch_threads
 
         X, Y = as_2d(X), as_2d(Y)
         if X.shape[1] != self.x_dim or Y.shape[1] != self.q or len(X) != len(Y):
@@ -210,6 +215,13 @@ class MDN(GaussianMixtureConditional):
         opt = torch.optim.Adam(params, lr=lr)
         gen = torch.Generator().manual_seed(seed)
         epochs_iter = range(epochs) if progress is None else progress(range(epochs))
+        with torch_threads(threads):
+            self._train(xs, ys, opt, gen, epochs_iter, batch_size)
+        return self
+
+    def _train(self, xs, ys, opt, gen, epochs_iter, batch_size: int) -> None:
+        import torch
+
         for _ in epochs_iter:
             perm = torch.randperm(len(xs), generator=gen)
             total = 0.0
@@ -219,9 +231,8 @@ class MDN(GaussianMixtureConditional):
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
-                total += float(loss) * len(idx)
+                total += float(loss.detach()) * len(idx)
             self.history.append(total / len(xs))
-        return self
 
     def params(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Mixture parameters at x in the original units of y."""

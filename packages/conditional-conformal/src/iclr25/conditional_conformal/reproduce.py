@@ -739,9 +739,6 @@ def run(
         SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
     ) as r:
         cfg: Config = r.config
-        import torch
-
-        torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
         metrics = measure(cfg, r, seed)
         figures = plot_bins(metrics, cfg, r.dir)
         throughput = {}
