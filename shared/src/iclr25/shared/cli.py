@@ -475,9 +475,62 @@ def _cmd_readme(papers: dict[str, Paper], args: argparse.Namespace) -> int:
     return 1 if stale else 0
 
 
+def _cmd_compare(papers: dict[str, Paper], args: argparse.Namespace) -> int:
+    from iclr25.shared.compare import append_history, compare, read_report
+    from iclr25.shared.results import atomic_write_json, claims_table
+
+    tolerances = {}
+    for item in args.tolerance:
+        name, sep, value = item.partition("=")
+        try:
+            tolerances[name] = float(value) if sep and name else float("nan")
+        except ValueError:
+            tolerances[name] = float("nan")
+        if not tolerances[name] >= 0:
+            raise CliError(f"--tolerance {item!r} must look like NAME=VALUE with VALUE >= 0")
+    run = read_report(args.run, "run")
+    baseline_path = args.baseline
+    if baseline_path is None:
+        root = package_root(papers[run.paper]) if run.paper in papers else None
+        candidate = root / "results" / run.scale if root else None
+        if candidate is not None and (candidate / "results.json").is_file():
+            baseline_path = candidate
+    if args.history:
+        append_history(args.history, run)
+    if baseline_path is None:
+        if not args.allow_missing_baseline:
+            raise CliError(
+                f"no committed results/{run.scale} for {run.paper!r}; give a BASELINE or --allow-missing-baseline"
+            )
+        text = f"### {run.paper} ({run.scale}): no baseline to compare with\n\n{claims_table(run.claims)}\n"
+        print(text)
+        if args.summary:
+            with args.summary.open("a") as f:
+                f.write(text + "\n")
+        return 1 if run.failed_gated else 0
+    result = compare(
+        run,
+        read_report(baseline_path, "baseline"),
+        tolerances=tolerances,
+        run_name=str(args.run),
+        baseline_name=str(baseline_path),
+    )
+    print(result.to_markdown())
+    if args.json:
+        atomic_write_json(args.json, result.to_dict())
+    if args.summary:
+        with args.summary.open("a") as f:
+            f.write(result.to_markdown() + "\n")
+    for row in result.failed:
+        print(f"iclr25: {run.paper}: {row.kind} {row.name!r} {row.status}", file=sys.stderr)
+    return 1 if result.failed else 0
+
+
 def _umbrella_parser(papers: dict[str, Paper]) -> Parser:
     parser = make_parser("iclr25", "ICLR 2025 papers, reimplemented: list, inspect and reproduce them.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,info,reproduce,readme,new,<slug>}")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="{list,info,reproduce,readme,compare,history,new,<slug>}"
+    )
     sub.add_parser("list", help="installed papers")
     info = sub.add_parser("info", help="one paper's details")
     info.add_argument("slug")
@@ -494,6 +547,21 @@ def _umbrella_parser(papers: dict[str, Paper]) -> Parser:
     rep.add_argument("--device", choices=DEVICES, default="auto")
     rep.add_argument("--wandb", choices=WANDB_MODES, default="off")
     rep.add_argument("--overwrite", action="store_true", help="replace run folders earlier runs made")
+    cmp = sub.add_parser("compare", help="compare a run's results with a baseline (default: the committed results)")
+    cmp.add_argument("run", type=Path, help="run folder (or its results.json)")
+    cmp.add_argument("baseline", type=Path, nargs="?", help="default: the package's committed results/<scale>")
+    cmp.add_argument(
+        "--tolerance", action="append", default=[], metavar="NAME=VALUE", help="allowed |change| of a claim"
+    )
+    cmp.add_argument("--json", type=Path, help="also write the comparison as JSON")
+    cmp.add_argument("--summary", type=Path, help="append the Markdown table to this file (a CI job summary)")
+    cmp.add_argument("--history", type=Path, help="append this run to a JSON-lines history file")
+    cmp.add_argument("--allow-missing-baseline", action="store_true", help="no baseline: summarise the run only")
+    hist = sub.add_parser("history", help="plot claims or throughput of a paper over the runs in a history file")
+    hist.add_argument("file", type=Path)
+    hist.add_argument("--paper", required=True)
+    hist.add_argument("--figure", action="append", default=[], help="claim name, throughput.<key> or runtime_s")
+    hist.add_argument("--out", type=Path, required=True, help="PNG to write")
     new = sub.add_parser("new", help="(source checkout) start a new paper package from the template")
     new.add_argument("slug", help="kebab-case name, e.g. my-paper: dist iclr25-my-paper, import iclr25.my_paper")
     new.add_argument("--title", required=True, help="the paper's title")
@@ -519,6 +587,15 @@ def main(argv: list[str] | None = None) -> int:
         return _cmd_info(_find(papers, args.slug))
     if args.command == "readme":
         return _cmd_readme(papers, args)
+    if args.command == "compare":
+        return _cmd_compare(papers, args)
+    if args.command == "history":
+        from iclr25.shared.compare import plot_history, read_history
+
+        entries = read_history(args.file, args.paper)
+        names = args.figure or sorted({n for e in entries for n in e.get("claims", {})}) or ["runtime_s"]
+        print(f"wrote {plot_history(entries, names, args.out)} ({len(entries)} runs)")
+        return 0
     if args.command == "new":
         from iclr25.shared.scaffold import new_package, workspace_root
 

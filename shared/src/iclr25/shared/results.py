@@ -42,6 +42,7 @@ class Claim:
     margin: str  # the test, e.g. "|ours - 0.9| <= 0.015" or ">= 1.2x baseline"
     holds: bool
     gated: bool
+    tolerance: float | None = None  # `iclr25 compare`: how far `ours` may move between runs (None: exactly equal)
 
     def __post_init__(self) -> None:
         if not self.name:

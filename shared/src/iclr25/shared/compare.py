@@ -1,0 +1,279 @@
+"""Compare a run's results with a baseline (by default the package's committed results) and keep a history.
+
+Every claim and metric is classified as identical, within tolerance, drifted, or (a gated claim) failing. Claim
+values are exact by default (deterministic CPU runs reproduce to the last digit); a claim may state its own
+`tolerance`, and `--tolerance name=value` overrides it. Timing figures (throughput, runtime, anything per second)
+are compared as ratios with a wide band and never fail a comparison on their own.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iclr25.shared.results import Report, _flatten, _fmt, atomic_write_text
+
+IDENTICAL, WITHIN, DRIFTED, FAILS, MISSING, NEW, TIMING = (
+    "identical",
+    "within tolerance",
+    "drifted",
+    "gated claim fails",
+    "missing",
+    "new",
+    "timing",
+)
+FAILING = (DRIFTED, FAILS, MISSING)
+TIMING_BAND = (0.5, 2.0)  # new/old ratios outside it are flagged (slower/faster), never failed
+TIMING_WORDS = ("per_s", "seconds", "runtime", "wall", "_time", "time_s", "cpu_s", "_ms")
+
+
+@dataclass
+class Row:
+    """One compared value."""
+
+    kind: str  # "claim", "metric", "timing"
+    name: str
+    old: Any
+    new: Any
+    difference: str
+    status: str
+
+
+@dataclass
+class Comparison:
+    """All rows of one comparison, and whether it passes."""
+
+    paper: str
+    scale: str
+    run: str
+    baseline: str
+    rows: list[Row] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[Row]:
+        """Rows that make the comparison fail (drift, a failing gated claim, a missing claim or metric)."""
+        return [r for r in self.rows if r.status in FAILING]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document `--json` writes."""
+        return {
+            "paper": self.paper,
+            "scale": self.scale,
+            "run": self.run,
+            "baseline": self.baseline,
+            "passed": not self.failed,
+            "rows": [vars(r) for r in self.rows],
+        }
+
+    def to_markdown(self) -> str:
+        """The table for people (and a CI job summary)."""
+        verdict = "no drift" if not self.failed else f"{len(self.failed)} value(s) drifted or fail"
+        lines = [
+            f"### {self.paper} ({self.scale}): {verdict}",
+            "",
+            f"Run `{self.run}` against `{self.baseline}`.",
+            "",
+            "| kind | name | baseline | new | difference | status |",
+            "|---|---|---|---|---|---|",
+        ]
+        order = {s: i for i, s in enumerate((FAILS, DRIFTED, MISSING, NEW, TIMING, WITHIN, IDENTICAL))}
+        for r in sorted(self.rows, key=lambda r: (order.get(r.status, 9), r.kind, r.name)):
+            cells = [r.kind, r.name, _shown(r.old), _shown(r.new), r.difference, r.status]
+            lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+        return "\n".join(lines) + "\n"
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, list):
+        return f"[{len(value)} values]" if len(value) > 4 else str([_fmt(v) for v in value])
+    return _fmt(value)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        if isinstance(value, str):
+            try:
+                return float(value)  # non-finite floats are stored as "nan"/"inf" strings
+            except ValueError:
+                return None
+        return None
+    return float(value)
+
+
+def _difference(old: Any, new: Any, tolerance: float) -> tuple[str, str]:
+    """(difference text, status) of two values; lists are compared element-wise (largest difference)."""
+    if isinstance(old, list) and isinstance(new, list):
+        if len(old) != len(new):
+            return f"length {len(old)} -> {len(new)}", DRIFTED
+        worst, status = "", IDENTICAL
+        for a, b in zip(old, new, strict=True):
+            text, s = _difference(a, b, tolerance)
+            if s == DRIFTED or (s == WITHIN and status == IDENTICAL):
+                worst, status = text, s
+            if s == DRIFTED:
+                break
+        return worst or "0", status
+    a, b = _number(old), _number(new)
+    if a is None or b is None:
+        return ("same" if old == new else "differs"), (IDENTICAL if old == new else DRIFTED)
+    if a == b or (math.isnan(a) and math.isnan(b)):
+        return "0", IDENTICAL
+    diff = b - a
+    return f"{diff:+.4g}", (WITHIN if abs(diff) <= tolerance else DRIFTED)
+
+
+def _is_timing(name: str) -> bool:
+    return any(word in name for word in TIMING_WORDS)
+
+
+def _ratio(old: Any, new: Any) -> tuple[str, str]:
+    a, b = _number(old), _number(new)
+    if a is None or b is None or a <= 0:
+        return "n/a", TIMING
+    ratio = b / a
+    flag = "" if TIMING_BAND[0] <= ratio <= TIMING_BAND[1] else (" (faster)" if ratio > 1 else " (slower)")
+    return f"x{ratio:.3g}{flag}", TIMING
+
+
+def compare(
+    run: Report,
+    baseline: Report,
+    *,
+    tolerances: dict[str, float] | None = None,
+    run_name: str = "",
+    baseline_name: str = "",
+) -> Comparison:
+    """Compare `run` with `baseline`: claims (gated ones must hold), metrics, then timing figures as ratios."""
+    if run.paper != baseline.paper:
+        raise ValueError(f"the run is of {run.paper!r} but the baseline of {baseline.paper!r}")
+    tolerances = tolerances or {}
+    result = Comparison(run.paper, run.scale, run_name, baseline_name)
+    old_claims = {c.name: c for c in baseline.claims}
+    new_claims = {c.name: c for c in run.claims}
+    for name, old in old_claims.items():
+        new = new_claims.get(name)
+        if new is None:
+            result.rows.append(Row("claim", name, old.ours, None, "", MISSING))
+            continue
+        tolerance = tolerances.get(name, getattr(new, "tolerance", None) or 0.0)
+        text, status = _difference(old.ours, new.ours, tolerance)
+        if new.gated and not new.holds:
+            status = FAILS
+        result.rows.append(Row("claim", name, old.ours, new.ours, text, status))
+    for name, new in new_claims.items():
+        if name not in old_claims:
+            status = FAILS if new.gated and not new.holds else NEW
+            result.rows.append(Row("claim", name, None, new.ours, "", status))
+    old_metrics, new_metrics = _flatten(baseline.metrics), _flatten(run.metrics)
+    for name in sorted(set(old_metrics) | set(new_metrics)):
+        old, new = old_metrics.get(name), new_metrics.get(name)
+        if _is_timing(name):
+            result.rows.append(Row("timing", name, old, new, *_ratio(old, new)))
+        elif name not in new_metrics:
+            result.rows.append(Row("metric", name, old, None, "", MISSING))
+        elif name not in old_metrics:
+            result.rows.append(Row("metric", name, None, new, "", NEW))
+        else:
+            result.rows.append(Row("metric", name, old, new, *_difference(old, new, tolerances.get(name, 0.0))))
+    timings = {**{f"throughput.{k}": v for k, v in baseline.throughput.items()}, "runtime_s": baseline.runtime_s}
+    fresh = {**{f"throughput.{k}": v for k, v in run.throughput.items()}, "runtime_s": run.runtime_s}
+    for name in sorted(set(timings) | set(fresh)):
+        result.rows.append(
+            Row("timing", name, timings.get(name), fresh.get(name), *_ratio(timings.get(name), fresh.get(name)))
+        )
+    return result
+
+
+def read_report(path: str | Path, what: str) -> Report:
+    """A results.json (or the run folder holding one), with a one-line error for a missing or malformed file."""
+    path = Path(path)
+    target = path / "results.json" if path.is_dir() else path
+    if not target.is_file():
+        raise ValueError(f"{what} {path} holds no results.json")
+    try:
+        return Report.from_dict(json.loads(target.read_text()))
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
+        message = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ValueError(f"{what} {target} is not a results.json of this project: {message}") from None
+
+
+def history_entry(report: Report) -> dict[str, Any]:
+    """One line of a history file: when, which commit, every numeric claim value, throughput and runtime."""
+    return {
+        "paper": report.paper,
+        "scale": report.scale,
+        "created": report.created,
+        "commit": report.environment.get("commit"),
+        "claims": {c.name: c.ours for c in report.claims if _number(c.ours) is not None},
+        "holds": {c.name: c.holds for c in report.claims},
+        "throughput": report.throughput,
+        "runtime_s": report.runtime_s,
+    }
+
+
+def append_history(path: str | Path, report: Report) -> None:
+    """Append the run to a JSON-lines history file (written atomically)."""
+    path = Path(path)
+    old = path.read_text() if path.is_file() else ""
+    if old and not old.endswith("\n"):
+        old += "\n"
+    atomic_write_text(path, old + json.dumps(history_entry(report)) + "\n")
+
+
+def read_history(path: str | Path, paper: str) -> list[dict[str, Any]]:
+    """The history entries of `paper`, oldest first; a malformed line is a one-line error naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"history file {path} does not exist")
+    entries = []
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            raise ValueError(f"{path} line {number} is not JSON") from None
+        if not isinstance(entry, dict) or "paper" not in entry:
+            raise ValueError(f"{path} line {number} is not a history entry")
+        if entry["paper"] == paper:
+            entries.append(entry)
+    if not entries:
+        raise ValueError(f"{path} holds no runs of {paper!r}")
+    return entries
+
+
+def plot_history(entries: list[dict[str, Any]], names: list[str], out: str | Path) -> Path:
+    """A PNG with one panel per figure (a claim value, `throughput.<key>` or `runtime_s`) over the runs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from iclr25.shared.results import save_figure
+
+    def value(entry: dict[str, Any], name: str) -> float | None:
+        if name == "runtime_s":
+            return _number(entry.get("runtime_s"))
+        if name.startswith("throughput."):
+            return _number(entry.get("throughput", {}).get(name.removeprefix("throughput.")))
+        return _number(entry.get("claims", {}).get(name))
+
+    known = {n for e in entries for n in e.get("claims", {})} | {"runtime_s"}
+    known |= {f"throughput.{k}" for e in entries for k in e.get("throughput", {})}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"no history of {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    fig, axes = plt.subplots(len(names), 1, figsize=(7, 2.4 * len(names)), squeeze=False)
+    labels = [f"{e.get('created', '?')[:10]} {e.get('commit') or ''}".strip() for e in entries]
+    for ax, name in zip(axes[:, 0], names, strict=True):
+        ys = [value(e, name) for e in entries]
+        ax.plot(range(len(ys)), [y if y is not None else float("nan") for y in ys], "o-")
+        ax.set_ylabel(name, fontsize=8)
+        ax.set_xticks(range(len(ys)), labels, rotation=30, ha="right", fontsize=7)
+    axes[0, 0].set_title(f"{entries[0]['paper']} ({entries[0].get('scale', '?')}) over {len(entries)} runs", fontsize=9)
+    return save_figure(fig, out)

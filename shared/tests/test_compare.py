@@ -1,0 +1,138 @@
+"""`iclr25 compare` and `iclr25 history` on generated results: identical, drifted, failing, missing, malformed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from iclr25.shared import cli
+from iclr25.shared.compare import DRIFTED, FAILS, IDENTICAL, MISSING, NEW, TIMING, WITHIN, compare
+from iclr25.shared.results import Claim, Report
+
+
+def _report(coverage: float = 0.9, holds: bool = True, ratio: float = 1.05, extra: bool = False, **kw) -> Report:
+    claims = [
+        Claim("coverage", "near 0.9", paper=0.9, ours=coverage, margin="±0.01", holds=holds, gated=True),
+        Claim("ratio", "narrower", paper=None, ours=ratio, margin="<= 1", holds=ratio <= 1, gated=False),
+    ]
+    if extra:
+        claims.append(Claim("extra", "new claim", paper=None, ours=1.0, margin="", holds=True, gated=False))
+    metrics = {"widths": [1.0, 2.0, 3.0], "train": {"loss": 0.5, "seconds": 10.0}, "device": "cpu"}
+    metrics.update(kw)
+    return Report(
+        paper="demo", scale="quick", claims=claims, metrics=metrics, throughput={"samples_per_s": 100.0}, runtime_s=20.0
+    )
+
+
+def _status(result, name: str) -> str:
+    return next(r.status for r in result.rows if r.name == name)
+
+
+def test_identical_runs_pass_and_timing_never_fails() -> None:
+    slow = _report()
+    slow.throughput = {"samples_per_s": 10.0}
+    slow.runtime_s = 200.0
+    result = compare(slow, _report())
+    assert not result.failed
+    assert _status(result, "coverage") == IDENTICAL and _status(result, "widths") == IDENTICAL
+    rows = {r.name: r for r in result.rows}
+    assert (
+        rows["throughput.samples_per_s"].status == TIMING and "(slower)" in rows["throughput.samples_per_s"].difference
+    )
+    assert rows["train.seconds"].status == TIMING and rows["runtime_s"].difference.startswith("x10")
+
+
+def test_drift_is_caught_exactly_unless_a_tolerance_is_stated() -> None:
+    result = compare(_report(coverage=0.9001), _report())
+    assert _status(result, "coverage") == DRIFTED and [r.name for r in result.failed] == ["coverage"]
+    assert _status(compare(_report(coverage=0.9001), _report(), tolerances={"coverage": 1e-3}), "coverage") == WITHIN
+    stated = _report(coverage=0.9001)
+    stated.claims[0].tolerance = 1e-3
+    assert not compare(stated, _report()).failed
+    lists = compare(_report(widths=[1.0, 2.0, 3.5]), _report())
+    assert _status(lists, "widths") == DRIFTED and _status(lists, "device") == IDENTICAL
+
+
+def test_a_failing_gated_claim_and_a_missing_claim_fail() -> None:
+    assert _status(compare(_report(holds=False), _report()), "coverage") == FAILS
+    gone = _report()
+    gone.claims = gone.claims[:1]
+    assert _status(compare(gone, _report()), "ratio") == MISSING
+    assert _status(compare(_report(extra=True), _report()), "extra") == NEW
+    assert not compare(_report(extra=True), _report()).failed
+    with pytest.raises(ValueError, match="baseline of 'other'"):
+        compare(_report(), Report(paper="other", scale="quick"))
+
+
+def _write(folder: Path, report: Report) -> Path:
+    report.write(folder)
+    return folder
+
+
+def test_cli_exit_codes_json_summary_and_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = _write(tmp_path / "base", _report())
+    same = _write(tmp_path / "same", _report())
+    drift = _write(tmp_path / "drift", _report(coverage=0.95))
+    summary, history = tmp_path / "summary.md", tmp_path / "history.jsonl"
+    assert (
+        cli.main(
+            [
+                "compare",
+                str(same),
+                str(base),
+                "--json",
+                str(tmp_path / "c.json"),
+                "--summary",
+                str(summary),
+                "--history",
+                str(history),
+            ]
+        )
+        == 0
+    )
+    assert json.loads((tmp_path / "c.json").read_text())["passed"] is True
+    assert "demo (quick): no drift" in summary.read_text()
+    assert cli.main(["compare", str(drift), str(base), "--history", str(history)]) == 1
+    err = capsys.readouterr().err
+    assert "claim 'coverage' drifted" in err
+    assert cli.main(["compare", str(drift), str(base), "--tolerance", "coverage=0.1"]) == 0
+    lines = history.read_text().splitlines()
+    assert [json.loads(line)["claims"]["coverage"] for line in lines] == [0.9, 0.95]
+    png = tmp_path / "h.png"
+    assert cli.main(["history", str(history), "--paper", "demo", "--out", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert cli.main(["history", str(history), "--paper", "demo", "--figure", "nosuch", "--out", str(png)]) == 2
+    assert cli.main(["history", str(history), "--paper", "other", "--out", str(png)]) == 2
+
+
+@pytest.mark.parametrize(
+    ("setup", "needle"),
+    [
+        (lambda p: None, "holds no results.json"),
+        (lambda p: (p / "results.json").write_text("{not json"), "is not a results.json"),
+        (lambda p: (p / "results.json").write_text('{"schema_version": 99}'), "is not a results.json"),
+        (lambda p: (p / "results.json").write_text('{"schema_version": 1, "paper": "x"}'), "is not a results.json"),
+    ],
+)
+def test_malformed_files_are_one_line_exit_2(setup, needle: str, tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    setup(bad)
+    base = _write(tmp_path / "base", _report())
+    assert cli.main(["compare", str(bad), str(base)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err
+
+
+def test_no_baseline_needs_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _write(tmp_path / "run", _report())
+    assert cli.main(["compare", str(run)]) == 2
+    assert "--allow-missing-baseline" in capsys.readouterr().err
+    assert cli.main(["compare", str(run), "--allow-missing-baseline"]) == 0
+    failing = _write(tmp_path / "failing", _report(holds=False))
+    assert cli.main(["compare", str(failing), "--allow-missing-baseline"]) == 1
+    assert cli.main(["compare", str(run), str(run), "--tolerance", "coverage"]) == 2
+    (tmp_path / "h.jsonl").write_text("{}\nnot json\n")
+    assert cli.main(["history", str(tmp_path / "h.jsonl"), "--paper", "demo", "--out", str(tmp_path / "x.png")]) == 2
