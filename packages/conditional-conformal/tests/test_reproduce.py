@@ -128,3 +128,41 @@ def test_gate_wsc_rejects_in_sample_slab():
     """Choosing and judging the slab on the same points biases WSC down (≈ 0.84 for iid 0.9)."""
     found = _by_name({"wsc": measure_wsc(CI, evaluate_on="selection")})
     assert not found["wsc_iid"].holds
+
+
+# ---------------------------------------------------------------------------------------- full-preset plumbing
+def test_real_data_part_on_generated_files(tmp_path):
+    """The `full` preset's real-data loop on tiny generated bio (1-D) and rf1 (8 outputs) files."""
+    from iclr25.conditional_conformal.reproduce import measure_real
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((240, 9))
+    y = x[:, 0] + 0.3 * np.abs(x[:, 1]) * rng.standard_normal(240)
+    rows = "\n".join(",".join(f"{v:.4f}" for v in (t, *r)) for t, r in zip(y, x, strict=True))
+    (tmp_path / "CASP.csv").write_text("RMSD," + ",".join(f"F{i}" for i in range(1, 10)) + "\n" + rows + "\n")
+    lines = ["@relation rf1"] + [f"@attribute a{i} numeric" for i in range(12)] + ["@data"]
+    lines += [",".join(f"{v:.3f}" for v in r) for r in rng.standard_normal((160, 12))]
+    (tmp_path / "rf1.arff").write_text("\n".join(lines) + "\n")
+    cfg = replace(
+        PRESETS["full"],
+        data_dir=str(tmp_path),
+        datasets=("bio", "rf1", "fb1"),
+        splits=1,
+        real_n_cal=60,
+        real_n_test=60,
+        real_ms=(5, 10),
+        real_wsc_dirs=20,
+        real_mdn_epochs=2,
+        real_mdn_components=2,
+        real_mdn_hidden=(8,),
+        cqr_epochs=2,
+        multi_samples=20,
+        n_samples_tau=20,
+    )
+    out = measure_real(cfg)
+    assert out["missing"] == ["fb1"]
+    assert {"cp2_l@M5", "cp2_l@M10", "cqr@M10", "cp2_hpd@M10"} <= set(out["bio"])
+    assert 0 < out["bio"]["cp2_l@M10"]["coverage"] <= 1 and out["bio"]["cp2_l@M10"]["size_over_sd"] > 0
+    assert set(out["rf1"]) >= {"cp2_l@M20", "pcp@M20"} and "cqr@M20" not in out["rf1"]
+    made = {c.name for c in claims({"real": out}, cfg)}
+    assert not made  # no paper WSC row for bio / rf1

@@ -167,8 +167,10 @@ class QuantileNet:
         """Quantiles [n, q, n_levels] in the original units, sorted along levels."""
         import torch
 
+        from iclr25.shared.device import torch_threads
+
         xs = torch.as_tensor((as_2d(X) - self.x_mean) / self.x_std, dtype=torch.float32)
-        with torch.no_grad():
+        with torch.no_grad(), torch_threads(self.threads):
             out = self.net(xs).reshape(-1, self.q, len(self.levels)).double().numpy()
         return np.sort(out * self.y_std[None, :, None] + self.y_mean[None, :, None], axis=-1)
 

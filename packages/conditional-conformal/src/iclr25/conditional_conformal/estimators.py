@@ -238,8 +238,10 @@ class MDN(GaussianMixtureConditional):
         """Mixture parameters at x in the original units of y."""
         import torch
 
+        from iclr25.shared.device import torch_threads
+
         xs = torch.as_tensor((as_2d(x) - self.x_mean) / self.x_std, dtype=torch.float32)
-        with torch.no_grad():
+        with torch.no_grad(), torch_threads(1):
             logw, mu, log_sd = self._torch_params(xs)
         logw = logw.double().numpy()
         mu = mu.double().numpy() * self.y_std + self.y_mean
