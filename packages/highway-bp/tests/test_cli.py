@@ -30,6 +30,41 @@ def test_train_prints_metrics(capsys, tmp_path, model):
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["backward"] == "hbp" and result["k"] == 2 and 0.0 <= result["test_acc"] <= 1.0
     assert (tmp_path / "run" / "metrics.csv").is_file()
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["test_acc"] == result["test_acc"]
+
+
+def test_train_folder_rules(capsys, tmp_path):
+    """Issue 14 item 7: never into a non-empty folder without --overwrite, never appending to old metrics."""
+    run = tmp_path / "run"
+    args = ["train", "--model", "resmlp", "--k", "1", "--epochs", "1", "--hidden", "4", "--depth", "2"]
+    args += ["--batch-size", "512", "--out", str(run), "--quiet"]
+    assert main(args) == 0
+    assert json.loads((run / ".iclr25-run.json").read_text())["status"] == "complete"
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    capsys.readouterr()
+    assert main(args) == 2
+    assert "already holds a complete run" in capsys.readouterr().err
+    assert main([*args, "--overwrite"]) == 0
+    assert (run / "metrics.jsonl").read_text().splitlines() == lines  # replaced, not appended to
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "metrics.jsonl").write_text("my own\n")
+    capsys.readouterr()
+    assert main([*args[:-3], "--out", str(mine), "--overwrite"]) == 2
+    assert "no iclr25 run made" in capsys.readouterr().err
+    assert (mine / "metrics.jsonl").read_text() == "my own\n"
+
+
+def test_bad_values_are_refused_before_torch_loads(tmp_path):
+    code = (
+        "import sys; from iclr25.highway_bp.cli import main; "
+        f"a = main(['train', '--lr', 'nan', '--out', {str(tmp_path / 't')!r}]); "
+        f"b = main(['reproduce', '--scale', 'ci', '--out', {str(tmp_path / 'r')!r}, 'mlp_lr=nan']); "
+        "print(a, b, 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["2", "2", "False"]
+    assert not (tmp_path / "t").exists() and not (tmp_path / "r").exists()
 
 
 def _exit_code(argv: list[str]) -> int:
@@ -42,12 +77,19 @@ def _exit_code(argv: list[str]) -> int:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["train", "--k", "-1"], "--k must be >= 0"),
-        (["train", "--epochs", "0"], "--epochs must be > 0"),
+        (["train", "--k", "-1"], "k must be an integer >= 0"),
+        (["train", "--epochs", "0"], "epochs must be an integer >= 1"),
+        (["train", "--lr", "nan"], "lr must be a finite number"),
+        (["train", "--lr", "-1"], "lr must be > 0"),
+        (["train", "--device", "tpu"], "invalid choice"),
         (["train", "--model", "transformer"], "invalid choice"),
         (["check", "--depth", "0"], "--depth must be > 0"),
         (["reproduce", "--scale", "huge"], "invalid choice"),
-        (["reproduce", "--scale", "ci", "seeds=0"], "seeds must be >= 1"),
+        (["reproduce", "--scale", "ci", "seeds=0"], "seeds must be an integer >= 1"),
+        (["reproduce", "--scale", "ci", "mlp_lr=nan"], "mlp_lr must be a finite number"),
+        (["reproduce", "--scale", "ci", "gru_lr=-1"], "gru_lr must be > 0"),
+        (["reproduce", "--scale", "ci", "gru_schedule=linear"], "gru_schedule must be one of"),
+        (["reproduce", "--scale", "ci", "resnet_blocks=5,0"], "resnet_blocks[1] must be an integer >= 1"),
         (["reproduce", "--scale", "ci", "nonsense=1"], "unknown override key"),
         (["reproduce", "--scale", "ci", "gru_hbp_ks=abc"], "expects int"),
     ],

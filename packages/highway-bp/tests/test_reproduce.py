@@ -1,11 +1,14 @@
 """The reproduction: report structure on a tiny config, and the claim gate on the `ci` preset (spec §9 checks 5–6)."""
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
-from iclr25.highway_bp.reproduce import PRESETS, Config, run
+from iclr25.highway_bp.reproduce import PRESETS, Config, claims, run
 from iclr25.shared.results import Report
+
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "quick"
 
 
 def test_tiny_run_writes_report(tmp_path):
@@ -30,22 +33,37 @@ def test_tiny_run_writes_report(tmp_path):
     assert report.claim("cosine_kL_exact").holds  # exact at k = L whatever the size
     assert "gru_bptt_ms_per_step" in report.throughput
     assert (tmp_path / "r" / "fidelity_cosine.png").is_file()
-    with pytest.raises(FileExistsError):
+    with pytest.raises(FileExistsError, match="already holds a complete run"):
         run("quick", tmp_path / "r", config=config)
     lean = dataclasses.replace(config, mlp=False, fidelity_fpi=False, gru_bptt=False, figures=False)
     names = {c.name for c in run("ci", tmp_path / "lean", config=lean).claims}
     assert "gru_hbp_k10_beats_fpi" in names and "gru_hbp_k10_near_bptt" not in names
 
 
-def test_config_validation():
+def test_config_validation(tmp_path):
     with pytest.raises(ValueError, match="seeds"):
         Config(seeds=0)
     with pytest.raises(ValueError, match="gate_k"):
         Config(gru_hbp_ks=(2,))
     with pytest.raises(ValueError, match="scale must be one of"):
-        run("huge")
+        run("huge", tmp_path / "huge")
     with pytest.raises(ValueError, match="data_dir"):
-        run("full", config=dataclasses.replace(PRESETS["full"], fidelity=False, mlp=False))
+        run("full", tmp_path / "full", config=dataclasses.replace(PRESETS["full"], fidelity=False, mlp=False))
+    assert not (tmp_path / "huge").exists() and not (tmp_path / "full").exists()  # refused before a folder is made
+
+
+def test_claims_judge_the_committed_measurements_as_committed():
+    """`claims` holds every threshold: on the committed quick metrics it gives the committed claims exactly."""
+    report = Report.read(RESULTS)
+    assert claims(report.metrics, PRESETS["quick"]) == report.claims
+
+
+def test_claims_fail_on_a_broken_measurement():
+    metrics = Report.read(RESULTS).metrics
+    broken = {**metrics, "fidelity": {"hbp": {k: 1.0 for k in metrics["fidelity"]["hbp"]}}}  # "exact" at every k
+    broken["gru"] = {**metrics["gru"], "acc": {**metrics["gru"]["acc"], "hbp_k10": metrics["gru"]["acc"]["fpi_k10"]}}
+    failed = {c.name for c in claims(broken, PRESETS["quick"]) if c.gated and not c.holds}
+    assert failed == {"cosine_k0_below_0.9", "gru_hbp_k10_beats_fpi"}
 
 
 @pytest.mark.claims

@@ -8,10 +8,23 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
-from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
+from iclr25.highway_bp.config import BACKWARDS, MODELS, PRESETS, TrainConfig
+from iclr25.shared.cli import (
+    CliError,
+    add_config_args,
+    add_run_args,
+    config_from_args,
+    guarded,
+    make_parser,
+    reproduce_command,
+)
+from iclr25.shared.progress import set_quiet
+from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder, default_run_dir, open_run_folder
 
 PROG = "iclr25-highway-bp"
+SLUG = "highway-bp"
 SCALES = ("ci", "quick", "full")
 
 
@@ -21,17 +34,17 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("reproduce", help="run a reproduction preset and print its claims table")
     add_run_args(rep, scales=SCALES)
     tr = sub.add_parser("train", help="train a model on digits with BP/BPTT, Highway-BP(k) or FPI(k)")
-    tr.add_argument("--model", choices=["resmlp", "gru", "lstm"], default="resmlp")
-    tr.add_argument("--backward", choices=["bp", "hbp", "fpi"], default="hbp", help="bp = exact (BPTT for RNNs)")
-    tr.add_argument("--k", type=int, default=4, help="Highway-BP / FPI iterations (default: %(default)s)")
-    tr.add_argument("--depth", type=int, default=16, help="residual blocks of resmlp (default: %(default)s)")
-    tr.add_argument("--hidden", type=int, default=64, help="width (resmlp) or hidden size (RNN)")
-    tr.add_argument("--epochs", type=int, default=10)
-    tr.add_argument("--lr", type=float, default=None, help="Adam lr (default: 1e-3 resmlp, 3e-3 RNN)")
-    tr.add_argument("--batch-size", type=int, default=64)
-    tr.add_argument("--seed", type=int, default=0)
-    tr.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    tr.add_argument("--out", help="folder for metrics.csv / metrics.jsonl (optional)")
+    tr.add_argument("--model", choices=MODELS, default="resmlp")
+    tr.add_argument("--backward", choices=BACKWARDS, default="hbp", help="bp = exact (BPTT for RNNs)")
+    # --k (Highway-BP / FPI iterations), --depth (resmlp blocks), --hidden, --epochs, --lr (None: 1e-3 resmlp,
+    # 3e-3 RNN), --batch-size: one flag per TrainConfig field, defaults from TrainConfig
+    add_config_args(tr, TrainConfig(), exclude=("model", "backward"))
+    tr.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    tr.add_argument("--device", choices=DEVICES, default="auto", help="compute device (default: %(default)s)")
+    tr.add_argument("--out", type=Path, help="run folder for metrics and result.json (default: runs/highway-bp/...)")
+    tr.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
+    tr.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: %(default)s)")
+    tr.add_argument("--quiet", action="store_true", help="no progress output")
     ch = sub.add_parser("check", help="run the exactness checks (Theorem 2) on a model of your size")
     ch.add_argument("--model", choices=["resmlp", "gru", "lstm"], default="resmlp")
     ch.add_argument("--depth", type=int, default=8, help="L: residual blocks (resmlp) or time steps (RNN)")
@@ -47,7 +60,23 @@ def _positive(**values: float) -> None:
             raise CliError(f"--{name.replace('_', '-')} must be > 0, got {value}")
 
 
+def _check_wandb(mode: str) -> None:
+    """Refuse --wandb offline/online before any work when wandb is not installed."""
+    import importlib.util
+
+    if mode != "off" and importlib.util.find_spec("wandb") is None:
+        raise CliError(f"--wandb {mode} needs wandb, which is not installed: pip install 'iclr25-shared[wandb]'")
+
+
 def _train(args: argparse.Namespace) -> int:
+    # values, wandb and the run folder first: nothing heavy is imported before they pass
+    cfg = config_from_args(args, TrainConfig(model=args.model, backward=args.backward))
+    _check_wandb(args.wandb)
+    out = args.out or default_run_dir(SLUG, "train", f"{cfg.model}-{cfg.backward}")
+    check_run_folder(out, args.overwrite)
+    set_quiet(args.quiet)
+    import dataclasses
+
     import torch
 
     from iclr25.highway_bp.data import load_digits_split, pixel_sequences
@@ -55,53 +84,46 @@ def _train(args: argparse.Namespace) -> int:
     from iclr25.highway_bp.train import train_classifier
     from iclr25.shared.device import pick_device
     from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.results import atomic_write_json
 
-    _positive(epochs=args.epochs, batch_size=args.batch_size, depth=args.depth, hidden=args.hidden)
-    if args.k < 0:
-        raise CliError(f"--k must be >= 0, got {args.k}")
     torch.set_num_threads(min(2, torch.get_num_threads()))
     device = pick_device(args.device)
     Xtr, ytr, Xte, yte = load_digits_split()
-    if args.model == "resmlp":
+    if cfg.model == "resmlp":
         data = (Xtr, ytr, Xte, yte)
-        model = seeded(lambda: resmlp(64, args.hidden, 2 * args.hidden, args.depth, 10), args.seed)
-        lr = args.lr or 1e-3
+        model = seeded(lambda: resmlp(64, cfg.hidden, 2 * cfg.hidden, cfg.depth, 10), args.seed)
     else:
         data = (pixel_sequences(Xtr), ytr, pixel_sequences(Xte), yte)
-        model = seeded(lambda: SeqClassifier(1, args.hidden, 10, args.model), args.seed)
-        lr = args.lr or 3e-3
-    _positive(lr=lr)
-    algo = "bptt" if (args.backward == "bp" and args.model != "resmlp") else args.backward
-    logger = MetricsLogger(args.out, wandb="off") if args.out else None
-    try:
-        res = train_classifier(
-            model,
-            data,
-            algo=algo,
-            k=args.k,
-            epochs=args.epochs,
-            batch_size=args.batch_size,
-            lr=lr,
-            seed=args.seed,
-            device=device,
-            log=(logger.log if logger else None),
-        )
-    finally:
-        if logger:
-            logger.close()
-    print(
-        json.dumps(
-            {
-                "model": args.model,
-                "backward": algo,
-                "k": args.k,
-                "test_acc": round(res.test_acc, 4),
-                "final_train_loss": round(res.train_loss[-1], 4),
-                "steps": res.steps,
-                "ms_per_step": round(1000 * res.step_time_s, 2),
-            }
-        )
-    )
+        model = seeded(lambda: SeqClassifier(1, cfg.hidden, 10, cfg.model), args.seed)
+    algo = "bptt" if (cfg.backward == "bp" and cfg.model != "resmlp") else cfg.backward
+    config = {**dataclasses.asdict(cfg), "lr": cfg.learning_rate, "seed": args.seed, "device": device}
+    with open_run_folder(out, args.overwrite, paper=SLUG, command="train") as folder:
+        with MetricsLogger(folder, wandb=args.wandb, name=f"{SLUG}-train-{cfg.model}-{algo}", config=config) as log:
+            res = train_classifier(
+                model,
+                data,
+                algo=algo,
+                k=cfg.k,
+                epochs=cfg.epochs,
+                batch_size=cfg.batch_size,
+                lr=cfg.learning_rate,
+                seed=args.seed,
+                device=device,
+                log=log.log,
+                desc=f"train {cfg.model} {algo}",
+            )
+        result = {
+            "model": cfg.model,
+            "backward": algo,
+            "k": cfg.k,
+            "test_acc": round(res.test_acc, 4),
+            "final_train_loss": round(res.train_loss[-1], 4),
+            "steps": res.steps,
+            "ms_per_step": round(1000 * res.step_time_s, 2),
+        }
+        atomic_write_json(folder / "result.json", {**result, "config": config})
+    print(json.dumps(result))
+    print(f"results written to {out}", file=sys.stderr)
     return 0
 
 
@@ -123,9 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of `iclr25-highway-bp`."""
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == "reproduce":
-        from iclr25.highway_bp.reproduce import PRESETS, SLUG, run
-
-        return reproduce_command(SLUG, args, run, PRESETS)
+        return reproduce_command(SLUG, args, "iclr25.highway_bp.reproduce:run", PRESETS)
     if args.command == "train":
         return _train(args)
     return _check(args)

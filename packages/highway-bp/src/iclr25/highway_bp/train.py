@@ -85,9 +85,13 @@ def train_classifier(
     momentum: float = 0.9,
     weight_decay: float = 0.0,
     augment: Callable[[Tensor, torch.Generator], Tensor] | None = None,
+    desc: str = "train",
 ) -> TrainResult:
-    """Train with Adam (or SGD) and the chosen backward; return test accuracy and timings (`max_steps` > 0 caps steps)."""
+    """Train with Adam (or SGD) and the chosen backward; return test accuracy and timings (`max_steps` > 0 caps steps).
+
+    Progress (`desc`, in steps) shows on a terminal, as a line every ~30 s in logs, not at all when quiet."""
     from iclr25.shared.device import Throughput
+    from iclr25.shared.progress import progress
 
     if epochs < 1 or batch_size < 1 or lr <= 0:
         raise ValueError(f"epochs and batch_size must be >= 1 and lr > 0; got {epochs}, {batch_size}, {lr}")
@@ -107,6 +111,7 @@ def train_classifier(
     meter = Throughput(device=device)
     result = TrainResult(test_acc=0.0)
     step = 0
+    bar = progress(total=total, desc=desc, unit="step")
     for epoch in range(epochs):
         perm = torch.randperm(n, generator=gen).to(device)
         losses = []
@@ -125,11 +130,13 @@ def train_classifier(
                 opt.step()
             losses.append(float(loss))
             step += 1
+            bar.update()
         if not losses:
             break
         result.train_loss.append(float(np.mean(losses)))
         if log is not None:
             log({"epoch": epoch, "train_loss": result.train_loss[-1]})
+    bar.close()
     result.steps = step
     result.step_time_s = meter.seconds / max(1, meter.items)
     result.test_acc = accuracy(model, Xte, yte)
