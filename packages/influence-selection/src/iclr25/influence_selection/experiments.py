@@ -1,0 +1,172 @@
+"""The measurements of the reproduction (spec 6a): each function returns plain numbers, judged in reproduce.py."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from iclr25.influence_selection.baselines import iv_scores
+from iclr25.influence_selection.data import digits_split, two_gaussians, two_moons
+from iclr25.influence_selection.fi import fi_util
+from iclr25.influence_selection.models import LogisticModel, MLPModel, fit_mlp_batch
+from iclr25.influence_selection.selection import active_learning_loop, make_strategy, removed_indices, trim_dataset
+
+
+def _acc(model: Any, X: np.ndarray, y: np.ndarray) -> float:
+    return float(np.mean(model.predict(X) == y))
+
+
+def linear_trimming_seed(seed: int, budgets: tuple[int, ...], l2: float, random_repeats: int = 5) -> dict[str, Any]:
+    """One seed of the 2-D linear trimming experiment (paper Table 1): accuracies after removing b points."""
+    s = two_gaussians(seed)
+    m = LogisticModel(l2=l2).fit(s.X_train, s.y_train)
+    t = time.perf_counter()
+    fi = fi_util(m, s.X_train, s.y_train, s.X_val, s.y_val)
+    t_fi = time.perf_counter() - t
+    t = time.perf_counter()
+    iv = iv_scores(m, s.X_train, s.y_train, s.X_val, s.y_val)
+    t_iv = time.perf_counter() - t
+    fi_drop = fi_util(m, s.X_train, s.y_train, s.X_val, s.y_val, metric_form="drop_n")
+    rng = np.random.default_rng(10_000 + seed)
+
+    def retrain(keep: np.ndarray) -> float:
+        return _acc(LogisticModel(l2=l2).fit(s.X_train[keep], s.y_train[keep]), s.X_test, s.y_test)
+
+    out: dict[str, Any] = {"full": _acc(m, s.X_test, s.y_test), "t_fi": t_fi, "t_iv": t_iv, "n": len(s.y_train)}
+    for b in budgets:
+        out[f"fi_{b}"] = retrain(trim_dataset(fi, b, "top"))
+        out[f"iv_{b}"] = retrain(trim_dataset(iv, b, "bottom"))
+        out[f"fi_bottom_{b}"] = retrain(trim_dataset(fi, b, "bottom"))
+        out[f"fi_drop_n_{b}"] = retrain(trim_dataset(fi_drop, b, "top"))
+        out[f"random_{b}"] = float(
+            np.mean([retrain(trim_dataset(rng.random(len(fi)), b, "top")) for _ in range(random_repeats)])
+        )
+        out[f"skew_fi_{b}"] = float(np.mean(s.y_train[removed_indices(fi, b, "top")]))
+        out[f"skew_iv_{b}"] = float(np.mean(s.y_train[removed_indices(iv, b, "bottom")]))
+    return out
+
+
+def label_noise_seed(seed: int, budgets: tuple[int, ...], l2: float, noise: float) -> dict[str, Any]:
+    """One seed of label-noise trimming: the fraction of each method's b removals that are flipped points."""
+    s = two_gaussians(seed, label_noise=noise)
+    m = LogisticModel(l2=l2).fit(s.X_train, s.y_train)
+    fi = fi_util(m, s.X_train, s.y_train, s.X_val, s.y_val)
+    fi_drop = fi_util(m, s.X_train, s.y_train, s.X_val, s.y_val, metric_form="drop_n")
+    fi_main = fi_util(m, s.X_train, s.y_train, s.X_val, s.y_val, metric_form="main_text")
+    iv = iv_scores(m, s.X_train, s.y_train, s.X_val, s.y_val)
+    rnd = np.random.default_rng(20_000 + seed).random(len(fi))
+    flipped = set(s.flipped.tolist())
+
+    def frac(scores: np.ndarray, b: int, mode: str) -> float:
+        return float(np.mean([i in flipped for i in removed_indices(scores, b, mode)]))
+
+    out: dict[str, Any] = {}
+    for b in budgets:
+        out[f"fi_{b}"] = frac(fi, b, "top")
+        out[f"fi_bottom_{b}"] = frac(fi, b, "bottom")
+        out[f"fi_drop_n_{b}"] = frac(fi_drop, b, "top")
+        out[f"fi_main_text_{b}"] = frac(fi_main, b, "top")
+        out[f"random_{b}"] = frac(rnd, b, "top")
+        out[f"iv_{b}"] = frac(iv, b, "bottom")
+        keep = trim_dataset(fi, b, "top")
+        out[f"acc_fi_{b}"] = _acc(LogisticModel(l2=l2).fit(s.X_train[keep], s.y_train[keep]), s.X_test, s.y_test)
+    out["acc_full"] = _acc(m, s.X_test, s.y_test)
+    return out
+
+
+def moons_trimming(seeds: list[int], budgets: tuple[int, ...], steps: int, weight_decay: float) -> list[dict]:
+    """2-D nonlinear trimming (paper Table 2): MLP 2-16-16-1, full-parameter FI; all retrains trained as one batch."""
+    splits = [two_moons(seed) for seed in seeds]
+    tmpl = MLPModel(steps=steps, weight_decay=weight_decay)
+    X = np.stack([s.X_train for s in splits])
+    Y = np.stack([s.y_train for s in splits])
+    thetas = fit_mlp_batch(tmpl, X, Y, None, seeds)
+    outs, masks, owners = [], [], []
+    for j, (seed, s) in enumerate(zip(seeds, splits, strict=True)):
+        m = MLPModel(steps=steps, weight_decay=weight_decay, seed=seed)
+        m.d, m.theta = 2, thetas[j]
+        t = time.perf_counter()
+        fi = fi_util(m, s.X_train, s.y_train, s.X_val, s.y_val)
+        t_fi = time.perf_counter() - t
+        iv = iv_scores(m, s.X_train, s.y_train, s.X_val, s.y_val)
+        outs.append({"full": _acc(m, s.X_test, s.y_test), "t_fi": t_fi, "n": len(s.y_train)})
+        for b in budgets:
+            for name, sc, mode in (("fi", fi, "top"), ("iv", iv, "bottom")):
+                w = np.zeros(len(s.y_train))
+                w[trim_dataset(sc, b, mode)] = 1.0
+                masks.append(w)
+                owners.append((j, f"{name}_{b}"))
+    idx = [j for j, _ in owners]
+    retrained = fit_mlp_batch(tmpl, X[idx], Y[idx], np.stack(masks), [seeds[j] for j in idx])
+    for (j, key), th in zip(owners, retrained, strict=True):
+        m = MLPModel(steps=steps, weight_decay=weight_decay)
+        m.d, m.theta = 2, th
+        outs[j][key] = _acc(m, splits[j].X_test, splits[j].y_test)
+    return outs
+
+
+def digits_al_seed(
+    seed: int, strategies: tuple[str, ...], rounds: int, acquire: int, n_init: int, n_pool: int, l2: float, sub: int
+) -> dict[str, Any]:
+    """One seed of active learning on digits with multinomial LR: curve, AUC and scoring time per strategy."""
+    sp = digits_split(seed, n_init=n_init, n_pool=n_pool)
+
+    def fit(X, y):
+        return LogisticModel(l2=l2, n_classes=10, tol=1e-8).fit(X, y)
+
+    out: dict[str, Any] = {}
+    for name in strategies:
+        strat = make_strategy(name, X_val=sp.X_val, y_val=sp.y_val, sub=sub)
+        res = active_learning_loop(
+            strat,
+            sp.X_init,
+            sp.y_init,
+            sp.X_pool,
+            sp.y_pool,
+            rounds,
+            acquire,
+            fit,
+            lambda m: _acc(m, sp.X_test, sp.y_test),
+            rng=np.random.default_rng(1000 * seed + 7),
+        )
+        flat = [i for q in res.queried for i in q]
+        out[name] = {
+            "curve": res.curve,
+            "auc": res.auc,
+            "final": res.curve[-1],
+            "sizes": res.sizes,
+            "duplicates": len(flat) - len(set(flat)),
+            "score_s": res.score_seconds,
+            "scored": res.scored_points,
+        }
+    return out
+
+
+def kfsvd_check(seed: int, steps: int, weight_decay: float, rank: int) -> dict[str, Any]:
+    """KFSVD (Sec. 5: K-FAC H and rank-k M) against exact FI on one moons seed: rank agreement and time."""
+    from scipy.stats import spearmanr
+
+    from iclr25.influence_selection.approx import TruncatedMOps, kfac_hessian
+    from iclr25.influence_selection.fi import make_ops
+
+    s = two_moons(seed)
+    m = MLPModel(steps=steps, weight_decay=weight_decay, seed=seed).fit(s.X_train, s.y_train)
+    t = time.perf_counter()
+    exact = fi_util(m, s.X_train, s.y_train, s.X_val, s.y_val)
+    t_exact = time.perf_counter() - t
+    t = time.perf_counter()
+    H = kfac_hessian(m, s.X_train, s.y_train)
+    ops = TruncatedMOps(make_ops(m), rank)
+    approx = fi_util(m, s.X_train, s.y_train, s.X_val, s.y_val, hessian=H, ops=ops)
+    t_approx = time.perf_counter() - t
+    top = set(np.argsort(-exact)[:20].tolist())
+    top_a = set(np.argsort(-approx)[:20].tolist())
+    return {
+        "rank": rank,
+        "spearman": float(spearmanr(exact, approx).statistic),
+        "top20_overlap": len(top & top_a) / 20,
+        "exact_s": t_exact,
+        "kfsvd_s": t_approx,
+    }
