@@ -86,7 +86,7 @@ def train_ensemble(
         raise ValueError(f"need {M} shuffle seeds, got {len(shuffle_seeds)}")
     N = x.shape[0]
     gens = [np.random.default_rng(int(s)) for s in shuffle_seeds]
-    opt = torch.optim.SGD(model.parameters(), lr=settings.lr, momentum=0.0, weight_decay=0.0)
+    params = [p for p in model.parameters() if p.requires_grad]
     epochs = range(settings.max_epochs)
     if progress is not None:
         epochs = progress(epochs, desc=f"train M={M}", unit="epoch")
@@ -101,11 +101,11 @@ def train_ensemble(
             idx = perms[:, b : b + settings.batch_size]  # (M, B)
             logits = model(x[idx])  # (M, B, C)
             loss = F.cross_entropy(logits.flatten(0, 1), y[idx].flatten(), reduction="sum") / idx.shape[1]
-            for group in opt.param_groups:
-                group["lr"] = settings.lr_at(step)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+            grads = torch.autograd.grad(loss, params)
+            lr = settings.lr_at(step)
+            with torch.no_grad():  # plain SGD θ <- θ - lr ∇θ: no momentum, no weight decay (torch.optim would
+                for p, g in zip(params, grads, strict=True):  # import dynamo, seconds per process, for the same)
+                    p.add_(g, alpha=-lr)
             step += 1
             seen += idx.numel()
             if settings.max_steps is not None and step >= settings.max_steps:
