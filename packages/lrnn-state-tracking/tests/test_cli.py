@@ -27,10 +27,15 @@ def test_help_is_fast_and_torch_free():
         (["train", "--task", "dyck"], "invalid choice"),
         (["train", "steps"], "key=value"),
         (["train", "nonsense=1"], "unknown override key"),
-        (["train", "steps=0"], "steps must be >= 1"),
-        (["train", "n_heads=0"], "n_heads must be >= 1"),
+        (["train", "steps=0"], "steps must be an integer >= 1"),
+        (["train", "n_heads=0"], "n_heads must be an integer >= 1"),
+        (["train", "lr=nan"], "lr must be a finite number"),
+        (["train", "lr=-1"], "lr must be > 0"),
+        (["train", "--device", "tpu"], "invalid choice"),
         (["train", "--model", "transformer", "d_model=30", "n_heads=4"], "divisible"),
-        (["reproduce", "--scale", "ci", "speed_T=-3"], "speed_T must be >= 0"),
+        (["reproduce", "--scale", "ci", "speed_T=-3"], "speed_T must be an integer >= 0"),
+        (["reproduce", "--scale", "ci", "fig1_lr=nan"], "fig1_lr must be a finite number"),
+        (["reproduce", "--scale", "ci", "fig1_seeds=0"], "fig1_seeds must be an integer >= 1"),
         (["eval", "--ckpt", "missing.pt"], "does not exist"),
         (["eval", "--ckpt", "missing.pt", "--lengths", "40-256"], "MIN:MAX"),
         (["reproduce", "--scale", "huge"], "invalid choice"),
@@ -63,4 +68,33 @@ def test_train_then_eval(tmp_path, capsys):
     assert main(["eval", "--ckpt", str(out / "model.pt"), "--lengths", "40:60", "--n", "32"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["n"] == 32 and result["model"] == "deltanet"
+    assert json.loads((out / ".iclr25-run.json").read_text())["status"] == "complete"
+    lines = (out / "metrics.jsonl").read_text().splitlines()
+    capsys.readouterr()
     assert main(argv) == 2  # the run folder exists: refuse without --overwrite
+    assert "already holds a complete run" in capsys.readouterr().err
+    assert main([*argv, "--overwrite", "--quiet"]) == 0
+    assert len((out / "metrics.jsonl").read_text().splitlines()) == len(lines)  # a fresh folder, not appended to
+
+
+def test_train_never_writes_into_a_foreign_folder(tmp_path, capsys):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "model.pt").write_text("my own model")
+    argv = ["train", "--out", str(mine), "--overwrite", "steps=3", "eval_n=8", "batch_size=4"]
+    assert main(argv) == 2
+    assert "no iclr25 run made" in capsys.readouterr().err
+    assert (mine / "model.pt").read_text() == "my own model"
+
+
+def test_bad_values_are_refused_before_torch_loads(tmp_path):
+    code = (
+        "import sys; from iclr25.lrnn_state_tracking.cli import main; "
+        f"a = main(['train', '--out', {str(tmp_path / 't')!r}, 'lr=nan']); "
+        f"b = main(['reproduce', '--scale', 'ci', '--out', {str(tmp_path / 'r')!r}, 'fig1_steps=0']); "
+        f"c = main(['train', '--out', {str(tmp_path / 'u')!r}, '--eig-range', '0,2']); "
+        "print(a, b, c, 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["2", "2", "2", "False"]
+    assert not any((tmp_path / name).exists() for name in ("t", "r", "u"))

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from iclr25.lrnn_state_tracking.reproduce import PRESETS, Config, run
+from iclr25.lrnn_state_tracking.reproduce import PRESETS, Config, claims, run
+from iclr25.shared.results import Report
+
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "quick"
 
 
 @pytest.mark.claims
@@ -34,12 +39,28 @@ def test_presets_and_bad_scale(tmp_path):
         Config(grid_tasks=("dyck",))
     with pytest.raises(ValueError, match="eval_min_len"):
         Config(eval_min_len=300)
-    with pytest.raises(ValueError, match="speed_T must be >= 0"):
+    with pytest.raises(ValueError, match="speed_T must be an integer >= 0"):
         Config(speed_T=-3)
-    with pytest.raises(ValueError, match="fig1_dim must be >= 1"):
+    with pytest.raises(ValueError, match="fig1_dim must be an integer >= 1"):
         Config(fig1_dim=0)
     with pytest.raises(ValueError, match="divisible"):
         Config(grid_models=("deltanet",), grid_d_model=30, grid_heads=4)
+
+
+def test_claims_judge_the_committed_measurements_as_committed():
+    """`claims` holds every threshold: on the committed quick metrics it gives the committed claims exactly."""
+    report = Report.read(RESULTS)
+    assert claims(report.metrics, PRESETS["quick"], "cpu") == report.claims
+
+
+def test_claims_fail_on_a_broken_measurement():
+    metrics = Report.read(RESULTS).metrics
+    broken = {**metrics, "fig1_scaled_accuracy": {"tanh": [0.1, 0.2], "sigmoid": [0.0, 0.05]}}
+    broken["theory_checks"] = {**metrics["theory_checks"], "parity_lrnn_exact": False}
+    failed = {c.name for c in claims(broken, PRESETS["quick"], "cpu") if c.gated and not c.holds}
+    assert failed == {"fig1_parity_tanh", "theory_constructions"}
+    on_gpu = claims(metrics, PRESETS["quick"], "cuda")
+    assert not any(c.gated for c in on_gpu if c.name.startswith("speed_"))  # CPU speed-ups are gated on the CPU only
 
 
 def test_tiny_run_writes_report(tmp_path):

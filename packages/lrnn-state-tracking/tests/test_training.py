@@ -48,13 +48,13 @@ def test_train_config_rejects_bad_values():
         TrainConfig(model="rwkv")
     with pytest.raises(ValueError, match="schedule"):
         TrainConfig(schedule="linear")
-    with pytest.raises(ValueError, match="n_heads must be >= 1"):
+    with pytest.raises(ValueError, match="n_heads must be an integer >= 1"):
         TrainConfig(n_heads=0)
     with pytest.raises(ValueError, match="divisible"):
         TrainConfig(model="transformer", d_model=30, n_heads=4)
     with pytest.raises(ValueError, match="lr must be > 0"):
         TrainConfig(lr=-1.0)
-    with pytest.raises(ValueError, match="warmup must be >= 0"):
+    with pytest.raises(ValueError, match="warmup must be an integer >= 0"):
         TrainConfig(warmup=-5)
     with pytest.raises(ValueError, match="min_lr_ratio"):
         TrainConfig(min_lr_ratio=-2.0)

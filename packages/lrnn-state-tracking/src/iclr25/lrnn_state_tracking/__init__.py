@@ -6,10 +6,8 @@ Public names are exported lazily: importing this package does not import torch.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from iclr25.shared.paper import Paper
+from iclr25.shared.run import lazy_exports
 
 PAPER = Paper(
     slug="lrnn-state-tracking",
@@ -29,7 +27,7 @@ _EXPORTS: dict[str, str] = {  # public name -> submodule
     "delta_rule_chunked": "ops",
     "selective_scan": "ops",
     "mamba_transition": "ops",
-    "parse_eig_range": "ops",
+    "parse_eig_range": "config",
     "diagonal_scan_reference": "reference",
     "delta_rule_recurrent": "reference",
     "selective_scan_reference": "reference",
@@ -60,15 +58,11 @@ _EXPORTS: dict[str, str] = {  # public name -> submodule
     "parity_lrnn": "theory",
     "finite_precision_orbit": "theory",
     # training
-    "TrainConfig": "training",
+    "TrainConfig": "config",
     "train": "training",
     "evaluate": "training",
 }
 
 __all__ = ["PAPER", *sorted(_EXPORTS)]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

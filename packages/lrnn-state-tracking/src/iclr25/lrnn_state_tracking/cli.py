@@ -15,25 +15,13 @@ import json
 import sys
 from pathlib import Path
 
-from iclr25.shared.cli import (
-    CliError,
-    add_run_args,
-    build_config,
-    default_run_dir,
-    guarded,
-    make_parser,
-    reproduce_command,
-)
+from iclr25.lrnn_state_tracking.config import MODELS, PRESETS, TASKS, TRAIN_PRESETS, TrainConfig
+from iclr25.shared.cli import CliError, add_run_args, build_config, guarded, make_parser, reproduce_command
+from iclr25.shared.progress import set_quiet
+from iclr25.shared.run import DEVICES, check_run_folder, default_run_dir, open_run_folder
 
 PROG = "iclr25-lrnn-state-tracking"
 SLUG = "lrnn-state-tracking"
-TASKS = ("parity", "mod", "modbra")
-MODELS = ("figure1", "deltanet", "mamba", "diagonal", "fullmatrix", "lstm", "transformer")
-# `train` presets: quick = the spec's 1-layer CPU setting, full = the official YAML (parity: 20k steps).
-TRAIN_PRESETS = {
-    "quick": {"d_model": 32, "n_layers": 1, "n_heads": 2, "steps": 1_000, "batch_size": 64, "warmup": 100},
-    "full": {},
-}
 
 
 def _parser():
@@ -51,7 +39,7 @@ def _parser():
     ev.add_argument("--lengths", default="40:256", help="min:max sequence length (default: %(default)s)")
     ev.add_argument("--n", type=int, default=8_192, help="test sequences (default: %(default)s)")
     ev.add_argument("--seed", type=int, default=12_345)
-    ev.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto")
+    ev.add_argument("--device", choices=DEVICES, default="auto")
     sub.add_parser("theory-check", help="run the executable theory (Prop. 1, Thm. 1, Thm. 3) and print pass/fail")
     return parser
 
@@ -79,37 +67,58 @@ def _parse_lengths(text: str) -> tuple[int, int]:
     return lo, hi
 
 
+def _check_wandb(mode: str) -> None:
+    """Refuse --wandb offline/online before any work when wandb is not installed."""
+    import importlib.util
+
+    if mode != "off" and importlib.util.find_spec("wandb") is None:
+        raise CliError(f"--wandb {mode} needs wandb, which is not installed: pip install 'iclr25-shared[wandb]'")
+
+
 def _train(args) -> int:
     from dataclasses import replace
 
-    from iclr25.lrnn_state_tracking.training import TrainConfig, evaluate, save_checkpoint, train
-    from iclr25.shared.device import configure_torch, pick_device
-    from iclr25.shared.logging import MetricsLogger
-    from iclr25.shared.results import atomic_write_json, prepare_run_dir
-
+    # the config values, wandb and the run folder first: nothing heavy is imported before they pass
     base = TrainConfig(task=args.task, model=args.model, eig_range=args.eig_range, seed=args.seed)
     base = replace(base, **TRAIN_PRESETS[args.scale])
     cfg = build_config(base, args.config, args.overrides)
-    device = pick_device(args.device)
-    configure_torch(device, threads=1 if device == "cpu" else None)
-    out = prepare_run_dir(args.out or default_run_dir(SLUG, "train", args.scale), args.overwrite)
-    with MetricsLogger(out, wandb=args.wandb, name=f"{cfg.model}-{cfg.task}") as logger:
-        result = train(cfg, device, log_every=max(1, cfg.steps // 20), logger=logger)
-        ev = evaluate(result.model, cfg.task, cfg.eval_n, (40, 256), cfg.eval_seed, device=device, mult=cfg.mult)
-        logger.log({"test_scaled_accuracy": ev["scaled_accuracy"]}, step=cfg.steps)
-    save_checkpoint(result, out / "model.pt")
-    summary = {
-        "task": cfg.task,
-        "model": cfg.model,
-        "eig_range": cfg.eig_range,
-        "steps": cfg.steps,
-        "test_lengths": "40:256",
-        "scaled_accuracy": round(ev["scaled_accuracy"], 4),
-        "accuracy": round(ev["accuracy"], 4),
-        "train_tokens_per_s": round(result.tokens_per_s, 1),
-        "checkpoint": str(out / "model.pt"),
-    }
-    atomic_write_json(out / "summary.json", summary)
+    _check_wandb(args.wandb)
+    out = args.out or default_run_dir(SLUG, "train", args.scale)
+    check_run_folder(out, args.overwrite)
+    set_quiet(args.quiet)
+    import torch
+
+    from iclr25.lrnn_state_tracking.training import evaluate, save_checkpoint, train
+    from iclr25.shared.device import configure_torch, pick_device
+    from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.results import atomic_write_json
+
+    threads_before = torch.get_num_threads()
+    try:
+        device = pick_device(args.device)
+        configure_torch(device, threads=1 if device == "cpu" else None)
+        with open_run_folder(out, args.overwrite, paper=SLUG, command="train") as folder:
+            with MetricsLogger(folder, wandb=args.wandb, name=f"{cfg.model}-{cfg.task}") as logger:
+                result = train(cfg, device, log_every=max(1, cfg.steps // 20), logger=logger)
+                ev = evaluate(
+                    result.model, cfg.task, cfg.eval_n, (40, 256), cfg.eval_seed, device=device, mult=cfg.mult
+                )
+                logger.log({"test_scaled_accuracy": ev["scaled_accuracy"]}, step=cfg.steps)
+            save_checkpoint(result, folder / "model.pt")
+            summary = {
+                "task": cfg.task,
+                "model": cfg.model,
+                "eig_range": cfg.eig_range,
+                "steps": cfg.steps,
+                "test_lengths": "40:256",
+                "scaled_accuracy": round(ev["scaled_accuracy"], 4),
+                "accuracy": round(ev["accuracy"], 4),
+                "train_tokens_per_s": round(result.tokens_per_s, 1),
+                "checkpoint": str(Path(out) / "model.pt"),
+            }
+            atomic_write_json(folder / "summary.json", summary)
+    finally:
+        torch.set_num_threads(threads_before)
     print(json.dumps(summary, indent=2))
     return 0
 
@@ -120,13 +129,19 @@ def _eval(args) -> int:
         raise CliError(f"--n must be >= 1, got {args.n}")
     if not args.ckpt.is_file():
         raise CliError(f"checkpoint {args.ckpt} does not exist")
+    import torch
+
     from iclr25.lrnn_state_tracking.training import evaluate, load_checkpoint
     from iclr25.shared.device import configure_torch, pick_device
 
-    device = pick_device(args.device)
-    configure_torch(device, threads=1 if device == "cpu" else None)
-    model, cfg = load_checkpoint(args.ckpt, device)
-    ev = evaluate(model, cfg.task, args.n, lengths, args.seed, device=device, mult=cfg.mult)
+    threads_before = torch.get_num_threads()
+    try:
+        device = pick_device(args.device)
+        configure_torch(device, threads=1 if device == "cpu" else None)
+        model, cfg = load_checkpoint(args.ckpt, device)
+        ev = evaluate(model, cfg.task, args.n, lengths, args.seed, device=device, mult=cfg.mult)
+    finally:
+        torch.set_num_threads(threads_before)
     result = {
         "task": cfg.task,
         "model": cfg.model,
@@ -155,18 +170,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = _fix_negative_values(list(sys.argv[1:] if argv is None else argv))
     args = _parser().parse_args(argv)
     if args.command == "reproduce":
-        from iclr25.lrnn_state_tracking.reproduce import PRESETS, run
-
-        return reproduce_command(SLUG, args, run, PRESETS)
+        return reproduce_command(SLUG, args, "iclr25.lrnn_state_tracking.reproduce:run", PRESETS)
     if args.command == "theory-check":
         return _theory()
-    import torch
-
-    threads_before = torch.get_num_threads()
-    try:
-        return _train(args) if args.command == "train" else _eval(args)
-    finally:
-        torch.set_num_threads(threads_before)
+    return _train(args) if args.command == "train" else _eval(args)
 
 
 if __name__ == "__main__":

@@ -15,17 +15,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from iclr25.lrnn_state_tracking.config import parse_eig_range  # the stdlib-only config module owns it
+
 EIG_RANGES = ("[0,1]", "[-1,1]")
-
-
-def parse_eig_range(value: str) -> str:
-    """Normalise "0,1" / "[0,1]" / "-1,1" / "[-1, 1]" to "[0,1]" or "[-1,1]"; ValueError otherwise."""
-    text = str(value).replace(" ", "").strip("[]()")
-    if text in ("0,1", "0.0,1.0"):
-        return "[0,1]"
-    if text in ("-1,1", "-1.0,1.0"):
-        return "[-1,1]"
-    raise ValueError(f"eig_range must be one of [0,1] or [-1,1] (also written 0,1 / -1,1), got {value!r}")
 
 
 SCAN_METHODS = ("auto", "assoc", "chunk", "loop")

@@ -14,12 +14,13 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from iclr25.shared.cli import default_run_dir, rerun_command, resolve_preset
-from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
+from iclr25.lrnn_state_tracking.config import PRESETS, Config
+from iclr25.shared.results import Claim, Report, save_figure
+from iclr25.shared.run import start_run
 
 SLUG = "lrnn-state-tracking"
 
@@ -31,108 +32,6 @@ PAPER_TABLE3: dict[tuple[str, str], dict[str, float]] = {
     ("deltanet", "[-1,1]"): {"parity": 1.000, "mod": 0.971, "modbra": 0.260},
     ("transformer", "-"): {"parity": 0.022, "mod": 0.031, "modbra": 0.067},
     ("lstm", "-"): {"parity": 1.000, "mod": 0.787, "modbra": 0.178},  # the paper's sLSTM row
-}
-
-
-@dataclass(frozen=True)
-class Config:
-    """Quick: `iclr25-lrnn-state-tracking reproduce --scale quick` (~3 min CPU on 2 cores, more on a loaded machine):
-    tanh Figure-1 LRNN reaches scaled accuracy ≥ 0.9 on parity lengths 40–256, the sigmoid one stays ≤ 0.1.
-    """
-
-    # Figure 1: diagonal LRNN, 1 block (spec §3.6, §6a)
-    fig1: bool = True
-    fig1_dim: int = 16  # official 10; 16 is the spec's quick setting
-    fig1_steps: int = 600  # official 20 000; converges in 250–500 (spec §6a)
-    fig1_batch: int = 128  # official 256
-    fig1_lr: float = 1e-3
-    fig1_seeds: int = 2
-    # Table 3 grid
-    grid_tasks: tuple[str, ...] = ()
-    grid_models: tuple[str, ...] = ()  # deltanet, mamba (both ranges), lstm, transformer (range-free)
-    grid_seeds: int = 1
-    grid_d_model: int = 128
-    grid_layers: int = 2
-    grid_heads: int = 4
-    grid_batch: int = 256
-    grid_lr: float = 1e-3
-    grid_steps_parity: int = 20_000  # official parity YAML
-    grid_steps_mod: int = 100_000  # official modular-arithmetic YAMLs
-    grid_warmup_parity: int = 2_000
-    grid_warmup_mod: int = 10_000
-    grid_wd_parity: float = 0.0
-    grid_wd_mod: float = 0.1
-    grid_gated: bool = False  # gate the spec §9.7 claims (full scale only)
-    # evaluation
-    eval_n: int = 2_048  # official 8 192
-    eval_min_len: int = 40
-    eval_max_len: int = 256
-    # theory and speed
-    theory: bool = True
-    speed_T: int = 1_024
-    speed_reps: int = 3
-    threads: int = 1  # CPU threads: 1 is fastest for these small models on a shared machine
-    log_every: int = 50
-
-    def __post_init__(self) -> None:
-        tasks, models = ("parity", "mod", "modbra"), ("deltanet", "mamba", "lstm", "transformer")
-        if bad := [t for t in self.grid_tasks if t not in tasks]:
-            raise ValueError(f"grid_tasks must be drawn from {', '.join(tasks)}; got {bad}")
-        if bad := [m for m in self.grid_models if m not in models]:
-            raise ValueError(f"grid_models must be drawn from {', '.join(models)}; got {bad}")
-        positive = ("fig1_dim", "fig1_steps", "fig1_batch", "fig1_seeds", "grid_seeds", "grid_d_model", "grid_layers")
-        positive += (
-            "grid_heads",
-            "grid_batch",
-            "grid_steps_parity",
-            "grid_steps_mod",
-            "eval_n",
-            "speed_reps",
-            "threads",
-        )
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("grid_warmup_parity", "grid_warmup_mod", "grid_wd_parity", "grid_wd_mod", "speed_T", "log_every"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        if not (self.fig1_lr > 0 and self.grid_lr > 0):
-            raise ValueError(f"fig1_lr and grid_lr must be > 0, got {self.fig1_lr}, {self.grid_lr}")
-        if {"deltanet", "transformer"} & set(self.grid_models) and self.grid_d_model % self.grid_heads:
-            raise ValueError(f"grid_d_model ({self.grid_d_model}) must be divisible by grid_heads ({self.grid_heads})")
-        if not 1 <= self.eval_min_len <= self.eval_max_len <= 256:
-            raise ValueError(
-                f"need 1 <= eval_min_len <= eval_max_len <= 256, got {self.eval_min_len}, {self.eval_max_len}"
-            )
-
-
-PRESETS: dict[str, Config] = {
-    # `reproduce --scale ci`: ~60 s CPU on 2 cores; Figure-1 tanh ≥ 0.9 vs sigmoid ≤ 0.1, theory exact, speed-ups ≥ 5×.
-    "ci": Config(),
-    # `reproduce --scale quick`: ~150 s CPU on 2 cores; ci + 1-layer DeltaNet on parity, [-1,1] ≈ 0.75 vs [0,1] ≈ 0.
-    "quick": Config(
-        grid_tasks=("parity",),
-        grid_models=("deltanet",),
-        grid_d_model=32,
-        grid_layers=1,
-        grid_heads=2,
-        grid_batch=64,
-        grid_steps_parity=1_000,
-        grid_warmup_parity=100,
-    ),
-    # `reproduce --scale full --device cuda`: the Table-3 grid, ~10-15 h on one H100/H200 (estimate); spec §9.7 gated.
-    "full": Config(
-        fig1_dim=10,
-        fig1_steps=20_000,
-        fig1_batch=256,
-        fig1_seeds=3,
-        grid_tasks=("parity", "mod", "modbra"),
-        grid_models=("deltanet", "mamba", "lstm", "transformer"),
-        grid_seeds=3,
-        grid_gated=True,
-        eval_n=8_192,
-        threads=2,
-    ),
 }
 
 
@@ -273,174 +172,176 @@ def run(
     config: Config | None = None,
 ) -> Report:
     """Run a preset, write results.json + report.md + figures into `out`, and return the Report."""
-    config = resolve_preset(PRESETS, scale, config)
-    import torch
+    with start_run(
+        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
+    ) as active:
+        import torch
 
-    threads_before = torch.get_num_threads()
-    try:
-        return _run(scale, out, seed, device, wandb, overwrite, config)
-    finally:
-        torch.set_num_threads(threads_before)  # do not leak the thread count into the caller's process
+        threads_before = torch.get_num_threads()
+        try:
+            metrics, throughput, figures = measure(active.config, active, seed)
+            dev = active.device
+            notes = _notes(active.config) + f"\nDevice: {dev}, {torch.get_num_threads()} torch thread(s)."
+        finally:
+            torch.set_num_threads(threads_before)  # do not leak the thread count into the caller's process
+        return active.report(
+            claims(metrics, active.config, dev), metrics, throughput=throughput, figures=figures, notes=notes
+        )
 
 
-def _run(
-    scale: str, out: str | Path | None, seed: int, device: str, wandb: str, overwrite: bool, config: Config
-) -> Report:
-    import torch
-
+def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any], dict[str, float], list[str]]:
+    """Figure 1, the Table-3 grid, the theory checks and the speed of the fast forms: (metrics, throughput, figure
+    names); runs go to the run's logger, figures into its folder."""
     from iclr25.lrnn_state_tracking.training import TrainConfig, evaluate, train
-    from iclr25.shared.device import configure_torch, pick_device
-    from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.device import configure_torch
     from iclr25.shared.seed import seed_everything
 
-    start = time.perf_counter()
-    dev = pick_device(device)
+    dev = active.device
     configure_torch(dev, threads=config.threads)
     seed_everything(seed)
-    run_dir = prepare_run_dir(out or default_run_dir(SLUG, "reproduce", scale), overwrite)
-    claims: list[Claim] = []
+    logger = active.logger
     metrics: dict[str, Any] = {}
     throughput: dict[str, float] = {}
-    figures: list[str] = []
     lengths = (config.eval_min_len, config.eval_max_len)
     curves: dict[str, tuple[list, list]] = {}
     losses: dict[str, list[tuple[int, float]]] = {}
 
-    with MetricsLogger(run_dir, wandb=wandb, name=f"{SLUG}-{scale}", config=asdict(config)) as logger:
-        # ---- Figure 1: diagonal LRNN on parity, sigmoid ([0,1]) vs tanh ([-1,1])
-        if config.fig1:
-            fig1: dict[str, list[float]] = {}
-            tokens, seconds = 0, 0.0
-            for eig_range, label in (("[-1,1]", "tanh"), ("[0,1]", "sigmoid")):
-                scores = []
-                for i in range(config.fig1_seeds):
-                    tcfg = TrainConfig(
-                        task="parity",
-                        model="figure1",
-                        eig_range=eig_range,
-                        d_model=config.fig1_dim,
-                        steps=config.fig1_steps,
-                        batch_size=config.fig1_batch,
-                        lr=config.fig1_lr,
-                        warmup=0,
-                        schedule="constant" if config.fig1_steps <= 2_000 else "cosine",
-                        seed=seed + i,
+    # ---- Figure 1: diagonal LRNN on parity, sigmoid ([0,1]) vs tanh ([-1,1])
+    if config.fig1:
+        fig1: dict[str, list[float]] = {}
+        tokens, seconds = 0, 0.0
+        for eig_range, label in (("[-1,1]", "tanh"), ("[0,1]", "sigmoid")):
+            scores = []
+            for i in range(config.fig1_seeds):
+                tcfg = TrainConfig(
+                    task="parity",
+                    model="figure1",
+                    eig_range=eig_range,
+                    d_model=config.fig1_dim,
+                    steps=config.fig1_steps,
+                    batch_size=config.fig1_batch,
+                    lr=config.fig1_lr,
+                    warmup=0,
+                    schedule="constant" if config.fig1_steps <= 2_000 else "cosine",
+                    seed=seed + i,
+                )
+                res = train(tcfg, dev, log_every=config.log_every, desc=f"figure 1 {label} seed {i}")
+                tokens, seconds = tokens + res.train_tokens, seconds + res.seconds
+                ev = evaluate(res.model, "parity", config.eval_n, lengths, device=dev)
+                scores.append(ev["scaled_accuracy"])
+                logger.log({f"fig1_{label}_seed{i}_scaled_acc": ev["scaled_accuracy"]})
+                losses[f"{label} seed {i}"] = [(r["step"], r["loss"]) for r in res.history]
+                if ev["scaled_accuracy"] >= max(scores):
+                    curves[f"Figure-1 LRNN, {label}"] = _length_curve(ev["correct"], ev["lengths"], lo=lengths[0])
+            fig1[label] = scores
+        metrics["fig1_scaled_accuracy"] = fig1
+        throughput["fig1_train_tokens_per_s"] = tokens / max(seconds, 1e-9)
+
+    # ---- Table 3 grid
+    grid: dict[str, dict[str, list[float]]] = {}
+    for task, model, eig_range in _grid_cells(config):
+        key = f"{model} {eig_range}" if eig_range != "-" else model
+        scores = []
+        for i in range(config.grid_seeds):
+            tcfg = _grid_config(config, task, model, eig_range, seed + i)
+            res = train(tcfg, dev, log_every=config.log_every, desc=f"{task} {key} seed {i}")
+            ev = evaluate(res.model, task, config.eval_n, lengths, device=dev, amp=tcfg.amp)
+            scores.append(ev["scaled_accuracy"])
+            throughput[f"{model}_{task}_train_tokens_per_s"] = res.tokens_per_s
+            logger.log({f"{task}_{key}_seed{i}_scaled_acc": ev["scaled_accuracy"]})
+            losses[f"{key} {task} seed {i}"] = [(r["step"], r["loss"]) for r in res.history]
+            if task == "parity" and ev["scaled_accuracy"] >= max(scores):
+                curves[f"{key} ({config.grid_layers}L)"] = _length_curve(ev["correct"], ev["lengths"], lo=lengths[0])
+        grid.setdefault(task, {})[key] = scores
+    if grid:
+        metrics["table3_scaled_accuracy"] = grid
+
+    # ---- theory and speed
+    if config.theory:
+        metrics["theory_checks"] = theory_checks()
+    if config.speed_T:
+        speed = measure_speed(config.speed_T, config.speed_reps)
+        throughput.update({k: v for k, v in speed.items() if k.endswith("tokens_per_s")})
+        metrics["speedup_at_T"] = {"T": config.speed_T, **{k: v for k, v in speed.items() if "speedup" in k}}
+    return metrics, throughput, _figures(active.dir, curves, losses)
+
+
+def _grid_cells(config: Config) -> list[tuple[str, str, str]]:
+    """(task, model, eig_range) of every Table-3 cell the config asks for, in table order."""
+    return [
+        (task, model, eig_range)
+        for task in config.grid_tasks
+        for model in config.grid_models
+        for eig_range in (("[0,1]", "[-1,1]") if model in ("deltanet", "mamba") else ("-",))
+    ]
+
+
+def claims(metrics: dict[str, Any], config: Config, device: str = "cpu") -> list[Claim]:
+    """The paper's claims judged on the measured `metrics`: every threshold is here (the speed claims are gated on
+    the CPU only, the `device` the run used)."""
+    out: list[Claim] = []
+    if "fig1_scaled_accuracy" in metrics:
+        fig1 = metrics["fig1_scaled_accuracy"]
+        out.append(
+            Claim(
+                "fig1_parity_tanh",
+                "Figure-1 diagonal LRNN with tanh gates (eigenvalues in [-1,1]) solves parity at lengths 40-256 "
+                "(best-seed scaled accuracy)",
+                1.0,
+                round(max(fig1["tanh"]), 4),
+                ">= 0.9",
+                max(fig1["tanh"]) >= 0.9,
+                gated=True,
+            )
+        )
+        out.append(
+            Claim(
+                "fig1_parity_sigmoid",
+                "the same model with sigmoid gates (eigenvalues in [0,1]) stays at chance (best-seed scaled accuracy)",
+                0.0,
+                round(max(fig1["sigmoid"]), 4),
+                "<= 0.1",
+                max(fig1["sigmoid"]) <= 0.1,
+                gated=True,
+            )
+        )
+    grid = metrics.get("table3_scaled_accuracy", {})
+    for task, model, eig_range in _grid_cells(config):
+        key = f"{model} {eig_range}" if eig_range != "-" else model
+        if key in grid.get(task, {}):
+            paper = PAPER_TABLE3.get((model, eig_range), {}).get(task)
+            out.append(_grid_claim(config, task, model, eig_range, max(grid[task][key]), paper))
+    if "theory_checks" in metrics:
+        checks = metrics["theory_checks"]
+        out.append(
+            Claim(
+                "theory_constructions",
+                "GH products give permutations and rotations, the hand-built parity and S5 LRNNs are exact, and in "
+                "float32 a state with a >= 0 freezes while a = -1 alternates (Prop. 1, Thm. 1, Thm. 3)",
+                f"{len(checks)}/{len(checks)}",
+                f"{sum(checks.values())}/{len(checks)}",
+                "all exact",
+                all(checks.values()),
+                gated=True,
+            )
+        )
+    if "speedup_at_T" in metrics:
+        speed = metrics["speedup_at_T"]
+        for name, what in (("diag_scan", "two-level chunked scan vs loop"), ("delta_rule", "chunked WY vs loop")):
+            for pass_, label, gated in (("fwd_bwd", "forward+backward", True), ("fwd", "forward only", False)):
+                value = speed[f"{name}_speedup_{pass_}"]
+                out.append(
+                    Claim(
+                        f"speed_{name}_{pass_}",
+                        f"fast form >= 5x faster than the reference at T = {speed['T']} on CPU ({what}, {label})",
+                        None,
+                        round(value, 2),
+                        ">= 5x",
+                        value >= 5.0,
+                        gated=gated and device == "cpu",
                     )
-                    res = train(tcfg, dev, log_every=config.log_every)
-                    tokens, seconds = tokens + res.train_tokens, seconds + res.seconds
-                    ev = evaluate(res.model, "parity", config.eval_n, lengths, device=dev)
-                    scores.append(ev["scaled_accuracy"])
-                    logger.log({f"fig1_{label}_seed{i}_scaled_acc": ev["scaled_accuracy"]})
-                    losses[f"{label} seed {i}"] = [(r["step"], r["loss"]) for r in res.history]
-                    if ev["scaled_accuracy"] >= max(scores):
-                        curves[f"Figure-1 LRNN, {label}"] = _length_curve(ev["correct"], ev["lengths"], lo=lengths[0])
-                fig1[label] = scores
-            metrics["fig1_scaled_accuracy"] = fig1
-            throughput["fig1_train_tokens_per_s"] = tokens / max(seconds, 1e-9)
-            claims.append(
-                Claim(
-                    "fig1_parity_tanh",
-                    "Figure-1 diagonal LRNN with tanh gates (eigenvalues in [-1,1]) solves parity at lengths 40-256 "
-                    "(best-seed scaled accuracy)",
-                    1.0,
-                    round(max(fig1["tanh"]), 4),
-                    ">= 0.9",
-                    max(fig1["tanh"]) >= 0.9,
-                    gated=True,
                 )
-            )
-            claims.append(
-                Claim(
-                    "fig1_parity_sigmoid",
-                    "the same model with sigmoid gates (eigenvalues in [0,1]) stays at chance (best-seed scaled "
-                    "accuracy)",
-                    0.0,
-                    round(max(fig1["sigmoid"]), 4),
-                    "<= 0.1",
-                    max(fig1["sigmoid"]) <= 0.1,
-                    gated=True,
-                )
-            )
-
-        # ---- Table 3 grid
-        grid: dict[str, dict[str, list[float]]] = {}
-        for task in config.grid_tasks:
-            for model in config.grid_models:
-                ranges = ("[0,1]", "[-1,1]") if model in ("deltanet", "mamba") else ("-",)
-                for eig_range in ranges:
-                    key = f"{model} {eig_range}" if eig_range != "-" else model
-                    scores = []
-                    for i in range(config.grid_seeds):
-                        tcfg = _grid_config(config, task, model, eig_range, seed + i)
-                        res = train(tcfg, dev, log_every=config.log_every)
-                        ev = evaluate(res.model, task, config.eval_n, lengths, device=dev, amp=tcfg.amp)
-                        scores.append(ev["scaled_accuracy"])
-                        throughput[f"{model}_{task}_train_tokens_per_s"] = res.tokens_per_s
-                        logger.log({f"{task}_{key}_seed{i}_scaled_acc": ev["scaled_accuracy"]})
-                        losses[f"{key} {task} seed {i}"] = [(r["step"], r["loss"]) for r in res.history]
-                        if task == "parity" and ev["scaled_accuracy"] >= max(scores):
-                            curves[f"{key} ({config.grid_layers}L)"] = _length_curve(
-                                ev["correct"], ev["lengths"], lo=lengths[0]
-                            )
-                    grid.setdefault(task, {})[key] = scores
-                    paper = PAPER_TABLE3.get((model, eig_range), {}).get(task)
-                    claims.append(_grid_claim(config, task, model, eig_range, max(scores), paper))
-        if grid:
-            metrics["table3_scaled_accuracy"] = grid
-
-        # ---- theory and speed
-        if config.theory:
-            checks = theory_checks()
-            metrics["theory_checks"] = checks
-            claims.append(
-                Claim(
-                    "theory_constructions",
-                    "GH products give permutations and rotations, the hand-built parity and S5 LRNNs are exact, and in "
-                    "float32 a state with a >= 0 freezes while a = -1 alternates (Prop. 1, Thm. 1, Thm. 3)",
-                    f"{len(checks)}/{len(checks)}",
-                    f"{sum(checks.values())}/{len(checks)}",
-                    "all exact",
-                    all(checks.values()),
-                    gated=True,
-                )
-            )
-        if config.speed_T:
-            speed = measure_speed(config.speed_T, config.speed_reps)
-            throughput.update({k: v for k, v in speed.items() if k.endswith("tokens_per_s")})
-            metrics["speedup_at_T"] = {"T": config.speed_T, **{k: v for k, v in speed.items() if "speedup" in k}}
-            for name, what in (("diag_scan", "two-level chunked scan vs loop"), ("delta_rule", "chunked WY vs loop")):
-                for pass_, label, gated in (("fwd_bwd", "forward+backward", True), ("fwd", "forward only", False)):
-                    value = speed[f"{name}_speedup_{pass_}"]
-                    claims.append(
-                        Claim(
-                            f"speed_{name}_{pass_}",
-                            f"fast form >= 5x faster than the reference at T = {config.speed_T} on CPU ({what}, "
-                            f"{label})",
-                            None,
-                            round(value, 2),
-                            ">= 5x",
-                            value >= 5.0,
-                            gated=gated and dev == "cpu",
-                        )
-                    )
-
-    figures += _figures(run_dir, curves, losses)
-    report = Report(
-        paper=SLUG,
-        scale=scale,
-        claims=claims,
-        metrics=metrics,
-        config=asdict(config),
-        throughput=throughput,
-        runtime_s=time.perf_counter() - start,
-        command=rerun_command(SLUG, scale, config, PRESETS, seed),
-        figures=figures,
-        notes=_notes(config),
-    )
-    report.environment["device"] = dev
-    report.environment["torch_threads"] = torch.get_num_threads()
-    report.write(run_dir)
-    return report
+    return out
 
 
 def _grid_claim(config: Config, task: str, model: str, eig_range: str, ours: float, paper: float | None) -> Claim:

@@ -18,56 +18,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25.lrnn_state_tracking.baselines import ALL_MODELS, build_model
+from iclr25.lrnn_state_tracking.baselines import build_model
+from iclr25.lrnn_state_tracking.config import TrainConfig
 from iclr25.lrnn_state_tracking.data import Task, get_task
-from iclr25.lrnn_state_tracking.ops import parse_eig_range
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """One training run. Defaults: the official parity YAML (2 layers, d 128, 4 heads, 20k steps, batch 256)."""
-
-    task: str = "parity"
-    model: str = "deltanet"
-    eig_range: str = "[-1,1]"
-    d_model: int = 128
-    n_layers: int = 2
-    n_heads: int = 4
-    use_short_conv: bool = True
-    steps: int = 20_000  # parity YAML; 100 000 for the modular-arithmetic tasks
-    batch_size: int = 256
-    lr: float = 1e-3
-    weight_decay: float = 0.0  # parity 0.0, modular arithmetic 0.1
-    warmup: int = 2_000  # parity 2 000, modular arithmetic 10 000
-    schedule: str = "cosine"  # "cosine" (to lr·min_lr_ratio) or "constant"
-    min_lr_ratio: float = 1e-3
-    grad_clip: float = 0.0  # the official loop does not clip
-    mult: bool = True  # brackets task: allow '*'
-    eval_n: int = 8_192
-    eval_batch: int = 1_024
-    eval_seed: int = 12_345
-    seed: int = 0
-    amp: bool = True  # bf16 autocast on CUDA (fp32 state); ignored on CPU
-
-    def __post_init__(self) -> None:
-        get_task(self.task)
-        if self.model not in ALL_MODELS:
-            raise ValueError(f"model must be one of {', '.join(ALL_MODELS)}; got {self.model!r}")
-        object.__setattr__(self, "eig_range", parse_eig_range(self.eig_range))
-        if self.schedule not in ("cosine", "constant"):
-            raise ValueError(f"schedule must be 'cosine' or 'constant', got {self.schedule!r}")
-        for name in ("steps", "batch_size", "eval_n", "eval_batch", "d_model", "n_layers", "n_heads"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.model in ("deltanet", "transformer") and self.d_model % self.n_heads:
-            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
-        if not self.lr > 0:
-            raise ValueError(f"lr must be > 0, got {self.lr}")
-        for name in ("weight_decay", "warmup", "grad_clip", "eval_seed", "seed"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        if not 0 <= self.min_lr_ratio <= 1:
-            raise ValueError(f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio}")
 
 
 @dataclass
@@ -160,8 +113,14 @@ def evaluate(
     }
 
 
-def train(cfg: TrainConfig, device: str = "cpu", log_every: int = 0, logger: Any = None) -> TrainResult:
-    """Train `cfg.model` on `cfg.task` (lengths 3–40) with online data; returns the model and history."""
+def train(
+    cfg: TrainConfig, device: str = "cpu", log_every: int = 0, logger: Any = None, desc: str = "train"
+) -> TrainResult:
+    """Train `cfg.model` on `cfg.task` (lengths 3–40) with online data; returns the model and history.
+
+    Progress (`desc`, in steps) shows on a terminal, as a line every ~30 s in logs, not at all when quiet."""
+    from iclr25.shared.progress import progress
+
     task = get_task(cfg.task)
     torch.manual_seed(cfg.seed)
     model = make_model(cfg).to(device)
@@ -170,7 +129,7 @@ def train(cfg: TrainConfig, device: str = "cpu", log_every: int = 0, logger: Any
     result = TrainResult(model, cfg)
     model.train()
     start = time.perf_counter()
-    for step in range(cfg.steps):
+    for step in progress(range(cfg.steps), desc=desc, unit="step"):
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
         inputs, targets = task.sample(cfg.batch_size, task.train_lengths, rng, cfg.mult)
