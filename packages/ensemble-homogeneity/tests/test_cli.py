@@ -93,3 +93,21 @@ def test_bad_input_is_one_line(argv, message, preds, tmp_path, capsys, monkeypat
 def test_refuses_to_overwrite(preds, capsys):
     assert main(["train", "--dataset", "wine", "--members", "2", "--out", str(preds)]) == 2
     assert "pass --overwrite" in capsys.readouterr().err
+
+
+def test_train_cnn_on_cifar_files(tmp_path, capsys):
+    import pickle
+
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        with open(folder / name, "wb") as f:
+            batch = {b"data": rng.integers(0, 256, (4, 3072), dtype=np.uint8), b"labels": [0, 1, 2, 3]}
+            pickle.dump(batch, f, protocol=2)
+    out = tmp_path / "p.npz"
+    argv = ["train", "--dataset", "cifar10", "--data-dir", str(tmp_path), "--model", "cnn", "--width", "2"]
+    assert main([*argv, "--members", "2", "--max-epochs", "1", "--device", "cpu", "--out", str(out)]) == 0
+    from iclr25.ensemble_homogeneity.data import EnsemblePredictions
+
+    assert EnsemblePredictions.from_npz(out).probs.shape == (2, 4, 10)

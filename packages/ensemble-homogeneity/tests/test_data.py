@@ -11,6 +11,7 @@ import pytest
 from iclr25.ensemble_homogeneity.data import (
     EnsemblePredictions,
     load_cifar,
+    load_image_dataset,
     load_sklearn,
     load_tiny_imagenet,
     make_image_task,
@@ -120,6 +121,8 @@ def test_tiny_imagenet_tree(tmp_path):
     assert xv.shape == (4, 3, 64, 64) and yv.tolist() == [0, 0, 1, 1]
     with pytest.raises(ValueError, match="split must be"):
         load_tiny_imagenet(root, "test")
+    ds = load_image_dataset("tinyimagenet", tmp_path)
+    assert ds.x_train.shape == (4, 3, 64, 64) and ds.x_train.dtype == np.float32 and ds.n_classes == 2
 
 
 def test_npz_round_trip(tmp_path, small_pool):

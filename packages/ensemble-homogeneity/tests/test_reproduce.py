@@ -146,3 +146,26 @@ def test_presets_and_run_specs():
         Config(sizes=(4, 2))
     with pytest.raises(ValueError, match="control_members"):
         Config(control_members=1)
+
+
+def test_image_pipeline_runs_end_to_end(tmp_path):
+    """The full preset's path (CNN ensembles on images, lr schedule, no CIFAR files) on a tiny configuration."""
+    cfg = dataclasses.replace(
+        PRESETS["full"],
+        runs=("cifar10:cnn:2:3",),
+        image_train=200,
+        max_epochs=2,
+        batch_size=50,
+        sizes=(1, 2, 3),
+        estimate_sizes=(2,),
+        n_pairs=3,
+        hetero_dataset="",
+        mc_subsets=0,
+        figures=False,
+        threads=1,
+    )
+    report = run("full", tmp_path / "r", config=cfg)
+    r = report.metrics["runs"]["cifar10_cnn_k2_M3"]
+    assert r["train"]["epochs"] == 2 and len(r["curve_brier_true"]["exact"]) == 3
+    assert "NOT cifar10" in report.metrics["data"]["cifar10"] and "NOT cifar10" in report.notes
+    assert {c.name for c in report.claims} >= {"de_cifar10_cnn_k2_M3", "curve_cifar10_cnn_k2_M3"}

@@ -14,7 +14,7 @@ from iclr25.shared.run import DEVICES
 
 PROG = "iclr25-ensemble-homogeneity"
 SLUG = "ensemble-homogeneity"
-TRAIN_DATASETS = ("digits", "synthetic", "wine", "breast_cancer", "cifar10", "cifar100", "image")
+TRAIN_DATASETS = ("digits", "synthetic", "wine", "breast_cancer", "cifar10", "cifar100", "tinyimagenet", "image")
 MODELS = ("mlp", "cnn", "resnet18")
 CURVE_LOSSES = ("brier_true", "brier_multiclass")
 
@@ -45,7 +45,9 @@ def _parser():
     add_run_args(rep, scales=("ci", "quick", "full"))
     tr = sub.add_parser("train", help="train a homogeneous ensemble and save its test probabilities (.npz)")
     tr.add_argument("--dataset", choices=TRAIN_DATASETS, default="digits", help="(default: %(default)s)")
-    tr.add_argument("--data-dir", type=Path, help="folder holding cifar-10-batches-py / cifar-100-python")
+    tr.add_argument(
+        "--data-dir", type=Path, help="folder holding cifar-10-batches-py, cifar-100-python or tiny-imagenet-200"
+    )
     tr.add_argument("--model", choices=MODELS, default="mlp", help="(default: %(default)s)")
     tr.add_argument("--width", type=int, default=64, help="width k (default: %(default)s)")
     tr.add_argument("--members", type=int, default=32, help="ensemble size M (default: %(default)s)")
@@ -84,7 +86,7 @@ def _train(args) -> int:
         raise CliError(f"--out must be a .npz file, got {args.out}")
     if args.out.exists() and not args.overwrite:
         raise CliError(f"{args.out} exists; pass --overwrite to replace it")
-    if args.dataset in ("cifar10", "cifar100") and args.data_dir is None:
+    if args.dataset in ("cifar10", "cifar100", "tinyimagenet") and args.data_dir is None:
         raise CliError(f"--dataset {args.dataset} needs --data-dir (nothing is downloaded)")
     parse_run(f"{args.dataset}:{args.model}:{args.width}:{args.members}")
 
@@ -97,7 +99,7 @@ def _train(args) -> int:
     elif args.dataset == "image":
         ds = data.standardise_images(data.make_image_task(seed=args.seed))
     else:
-        ds = data.standardise_images(data.load_cifar(args.data_dir, which=10 if args.dataset == "cifar10" else 100))
+        ds = data.load_image_dataset(args.dataset, args.data_dir)
     device = pick_device(args.device)
     settings = TrainSettings(args.lr, args.batch_size, args.max_epochs, True)
     probs, info = train_homogeneous(

@@ -18,8 +18,8 @@ from iclr25.shared.validate import (
     check_probability,
 )
 
-DATASETS = ("digits", "synthetic", "wine", "breast_cancer", "cifar10", "cifar100", "image")
-IMAGE_DATASETS = ("cifar10", "cifar100", "image")
+DATASETS = ("digits", "synthetic", "wine", "breast_cancer", "cifar10", "cifar100", "tinyimagenet", "image")
+IMAGE_DATASETS = ("cifar10", "cifar100", "tinyimagenet", "image")
 MODELS = ("mlp", "cnn", "resnet18")
 LR_SCHEDULES = ("constant", "inverse_sqrt")
 
@@ -73,7 +73,7 @@ class Config:
     control_members: int = 4  # identical-members negative control on the first gated run (0 = skip)
     wider_baseline: bool = True  # one model with the ensemble's parameter count, per tabular run (R8)
     mc_subsets: int = 20  # random subsets for the NLL / error curves (reported only; 0 = skip)
-    data_dir: str = ""  # folder holding cifar-10-batches-py / cifar-100-python (image runs); never downloaded
+    data_dir: str = ""  # folder holding cifar-10-batches-py / cifar-100-python / tiny-imagenet-200; never downloaded
     image_train: int = 10000  # size of the generated image task used when data_dir has no CIFAR files
     threads: int = 1  # torch CPU threads (tiny matmuls run fastest on one)
     figures: bool = True
@@ -142,7 +142,7 @@ PRESETS: dict[str, Config] = {
         lr_schedule="inverse_sqrt",
         sizes=(1, 2, 4, 8, 16, 32, 64, 100),
         estimate_sizes=(4, 16, 100),
-        superiority_gated=("cifar10", "cifar100", "image"),
+        superiority_gated=("cifar10", "cifar100", "tinyimagenet", "image"),
         hetero_dataset="digits",
         control_members=0,
         wider_baseline=False,

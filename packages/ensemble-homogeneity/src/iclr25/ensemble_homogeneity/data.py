@@ -229,6 +229,22 @@ def load_tiny_imagenet(root: str | Path, split: str = "train") -> tuple[np.ndarr
     return np.stack(images), np.array([c for _, c in files], dtype=np.int64), wnids
 
 
+def load_tiny_imagenet_dataset(root: str | Path) -> Dataset:
+    """Tiny-ImageNet as a train (train tree) / test (val tree) `Dataset`, float32 in [0, 1], (N, 3, 64, 64)."""
+    xtr, ytr, wnids = load_tiny_imagenet(root, "train")
+    xte, yte, _ = load_tiny_imagenet(root, "val")
+    return Dataset("tinyimagenet", xtr.astype(np.float32) / 255, ytr, xte.astype(np.float32) / 255, yte, len(wnids))
+
+
+def load_image_dataset(name: str, root: str | Path) -> Dataset:
+    """A real image dataset by name ("cifar10", "cifar100", "tinyimagenet") from user files, standardised."""
+    if name in ("cifar10", "cifar100"):
+        return standardise_images(load_cifar(root, which=10 if name == "cifar10" else 100))
+    if name == "tinyimagenet":
+        return standardise_images(load_tiny_imagenet_dataset(root))
+    raise ValueError(f"unknown image dataset {name!r}: use cifar10, cifar100 or tinyimagenet")
+
+
 # --------------------------------------------------------------------------------------------------
 # Ensemble outputs
 

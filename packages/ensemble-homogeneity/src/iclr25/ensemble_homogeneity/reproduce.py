@@ -23,16 +23,16 @@ def run_name(spec: str) -> str:
 
 
 def get_dataset(name: str, config: Config, seed: int = 0) -> tuple[Any, str]:
-    """The dataset of a run and a note on where it came from (CIFAR falls back to the generated image task)."""
+    """The dataset of a run and a note on where it came from (without data_dir, real image sets fall back to the
+    generated image task, and the note says so)."""
     from iclr25.ensemble_homogeneity import data
 
     if name in data.SKLEARN_TASKS:
         return data.load_sklearn(name), f"{name}: scikit-learn, split of spec §6a"
-    if name in ("cifar10", "cifar100") and config.data_dir:
-        ds = data.load_cifar(config.data_dir, which=10 if name == "cifar10" else 100)
-        return data.standardise_images(ds), f"{name}: user files in data_dir"
+    if name != "image" and config.data_dir:
+        return data.load_image_dataset(name, config.data_dir), f"{name}: user files in data_dir"
     ds = data.make_image_task(n_train=config.image_train, n_test=max(1000, config.image_train // 5), seed=seed)
-    why = "" if name == "image" else f" ({name} asked for, but data_dir holds no CIFAR files: NOT CIFAR)"
+    why = "" if name == "image" else f" ({name} asked for, but no data_dir was given: NOT {name})"
     return data.standardise_images(ds), f"generated Gaussian-mixture image task{why}"
 
 
