@@ -1,0 +1,198 @@
+"""Scale-out for custom training loops on Lightning Fabric (DDP, FSDP, mixed precision, several nodes), and
+checkpoint/resume that any loop can use with or without Fabric.
+
+    fabric = make_fabric(device, devices=2, strategy="ddp")          # `--device cpu --devices 2`: two gloo processes
+    model, optimizer = fabric.setup(model, optimizer)
+    checkpoints = Checkpointer(run.dir / "checkpoints", every=500, keep=2)
+    state = {"model": model, "optimizer": optimizer, "step": 0}
+    checkpoints.resume(resume, state, fabric)                          # --resume auto|PATH
+    while state["step"] < steps:
+        ...; state["step"] += 1
+        checkpoints.maybe_save(state, fabric)
+
+Checkpoints hold tensors, numbers and strings only (model, optimizer and scheduler state dicts, the step, the
+Python/NumPy/torch RNG states) and load with `weights_only=True`: a checkpoint is data, never code. They are
+written atomically by rank 0 and the last `keep` are kept. torch and lightning are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+STRATEGIES = ("auto", "ddp", "ddp_spawn", "fsdp")
+CHECKPOINT = re.compile(r"step-(\d+)\.ckpt")
+
+
+def make_fabric(
+    device: str = "auto",
+    devices: int | str = 1,
+    num_nodes: int = 1,
+    strategy: str = "auto",
+    precision: str | None = None,
+) -> Any:
+    """A `lightning.fabric.Fabric` for `device` ("auto", "cpu", "cuda", "mps"); `devices` processes per node
+    (an int or "auto": every GPU), `num_nodes` nodes, the strategy (DDP when several processes), the precision
+    (default: bf16-mixed on GPUs that support it, else 32-true)."""
+    from lightning.fabric import Fabric
+
+    from iclr25.shared.device import pick_device, pick_precision
+
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+    if devices != "auto" and (isinstance(devices, bool) or not isinstance(devices, int) or devices < 1):
+        raise ValueError(f"devices must be an integer >= 1 or 'auto', got {devices!r}")
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
+        raise ValueError(f"num_nodes must be an integer >= 1, got {num_nodes!r}")
+    accelerator = pick_device(device)
+    if strategy == "auto" and (devices == "auto" or devices > 1 or num_nodes > 1):
+        strategy = "ddp"
+    return Fabric(
+        accelerator="gpu" if accelerator == "cuda" else accelerator,
+        devices=devices,
+        num_nodes=num_nodes,
+        strategy=strategy,
+        precision=precision or pick_precision(accelerator),
+    )
+
+
+def distributed_sampler(dataset: Any, fabric: Any, seed: int, shuffle: bool = True) -> Any:
+    """A DistributedSampler over `dataset` for this process's rank, seeded (call `.set_epoch(e)` every epoch)."""
+    from torch.utils.data import DistributedSampler
+
+    return DistributedSampler(
+        dataset, num_replicas=fabric.world_size, rank=fabric.global_rank, shuffle=shuffle, seed=seed, drop_last=False
+    )
+
+
+def all_reduce_mean(fabric: Any, value: Any) -> float:
+    """The mean of a scalar (float or tensor) over all processes, as a float on every rank."""
+    import torch
+
+    tensor = torch.as_tensor(value, dtype=torch.float64, device=fabric.device)
+    return float(fabric.all_reduce(tensor, reduce_op="mean"))
+
+
+def rng_state() -> dict[str, Any]:
+    """The Python, NumPy (legacy global) and torch RNG states as tensors, numbers and strings only."""
+    import numpy as np
+    import torch
+
+    version, keys, pos, has_gauss, cached = np.random.get_state()  # noqa: NPY002 (the global generator)
+    state: dict[str, Any] = {
+        "python": _to_lists(random.getstate()),
+        "numpy": {
+            "name": version,
+            "keys": torch.from_numpy(np.asarray(keys)),
+            "pos": pos,
+            "has_gauss": has_gauss,
+            "cached": cached,
+        },
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore what `rng_state` returned."""
+    import numpy as np
+    import torch
+
+    random.setstate(_to_tuples(state["python"]))
+    n = state["numpy"]
+    np.random.set_state((n["name"], n["keys"].numpy(), n["pos"], n["has_gauss"], n["cached"]))  # noqa: NPY002
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def _to_lists(value: Any) -> Any:
+    return [_to_lists(v) for v in value] if isinstance(value, tuple | list) else value
+
+
+def _to_tuples(value: Any) -> Any:
+    return tuple(_to_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def _state_dicts(state: dict[str, Any]) -> dict[str, Any]:
+    """Replace modules, optimizers and schedulers by their state dicts (unwrapping Fabric/DDP wrappers)."""
+    out = {}
+    for key, value in state.items():
+        target = getattr(value, "module", value) if hasattr(value, "_forward_module") else value
+        out[key] = target.state_dict() if hasattr(target, "state_dict") else value
+    return out
+
+
+class Checkpointer:
+    """Saves a loop's state every `every` steps into `folder` (atomically, rank 0 only, the last `keep` kept) and
+    restores the newest or a given one."""
+
+    def __init__(self, folder: str | Path, every: int, keep: int = 2) -> None:
+        if isinstance(every, bool) or not isinstance(every, int) or every < 0:
+            raise ValueError(f"checkpoint interval must be an integer >= 0 (0: never), got {every!r}")
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+            raise ValueError(f"checkpoints kept must be an integer >= 1, got {keep!r}")
+        self.folder, self.every, self.keep = Path(folder), every, keep
+
+    def checkpoints(self) -> list[Path]:
+        """Saved checkpoints, oldest first."""
+        found = [p for p in self.folder.glob("step-*.ckpt") if CHECKPOINT.fullmatch(p.name)]
+        return sorted(found, key=lambda p: int(CHECKPOINT.fullmatch(p.name).group(1)))
+
+    def save(self, state: dict[str, Any], fabric: Any = None) -> Path:
+        """Write `state` (its modules/optimizers as state dicts, plus the RNG states) as `step-<step>.ckpt`."""
+        import torch
+
+        path = self.folder / f"step-{int(state['step'])}.ckpt"
+        if fabric is None or fabric.global_rank == 0:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            payload = {"state": _state_dicts(state), "rng": rng_state()}
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            torch.save(payload, tmp)
+            os.replace(tmp, path)
+            for old in self.checkpoints()[: -self.keep]:
+                old.unlink(missing_ok=True)
+        if fabric is not None:
+            fabric.barrier()
+        return path
+
+    def maybe_save(self, state: dict[str, Any], fabric: Any = None) -> Path | None:
+        """`save` when the step is a multiple of `every` (and `every` > 0)."""
+        if self.every and int(state["step"]) % self.every == 0:
+            return self.save(state, fabric)
+        return None
+
+    def resume(self, resume: str | Path | None, state: dict[str, Any], fabric: Any = None) -> Path | None:
+        """Load `resume` ("auto": the newest checkpoint in the folder, if any; a path; None: nothing) into `state`
+        in place: modules/optimizers get their state dicts back, other entries their values, RNGs their states."""
+        from iclr25.shared.safeload import load_checkpoint
+
+        if resume is None:
+            return None
+        if str(resume) == "auto":
+            saved = self.checkpoints()
+            if not saved:
+                return None
+            path = saved[-1]
+        else:
+            path = Path(resume)
+        payload = load_checkpoint(path, required_keys=("state", "rng"), what="training checkpoint of this project")
+        saved_state = payload["state"]
+        missing = [k for k in state if k not in saved_state]
+        if missing:
+            raise ValueError(f"{path} lacks {', '.join(missing)}; it was written by another loop")
+        for key, value in state.items():
+            target = getattr(value, "module", value) if hasattr(value, "_forward_module") else value
+            if hasattr(target, "load_state_dict"):
+                target.load_state_dict(saved_state[key])
+            else:
+                state[key] = saved_state[key]
+        set_rng_state(payload["rng"])
+        if fabric is not None:
+            fabric.barrier()
+        return path
