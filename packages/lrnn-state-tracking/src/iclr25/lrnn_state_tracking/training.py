@@ -84,6 +84,8 @@ def evaluate(
     amp: bool = False,
 ) -> dict[str, Any]:
     """Scaled accuracy at the answer position over `n` fresh sequences with lengths in `lengths`, plus per-sample data."""
+    from iclr25.shared.progress import progress
+
     task = get_task(task) if isinstance(task, str) else task
     if n < 1 or batch_size < 1:
         raise ValueError(f"n and batch_size must be >= 1, got n={n}, batch_size={batch_size}")
@@ -91,7 +93,7 @@ def evaluate(
     was_training = model.training
     model.eval()
     correct, seq_lengths = [], []
-    for start in range(0, n, batch_size):
+    for start in progress(range(0, n, batch_size), desc="eval", unit="batch"):
         inputs, targets = task.sample(min(batch_size, n - start), lengths, rng, mult)
         inputs, targets = inputs.to(device), targets.to(device)
         with _autocast(device, amp):
