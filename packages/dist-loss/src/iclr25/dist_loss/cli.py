@@ -78,7 +78,12 @@ def _parser() -> argparse.ArgumentParser:
     syn.add_argument("--out", type=Path, required=True, help="output .npz file")
     syn.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
 
-    tr = sub.add_parser("train", help="train with one loss (stage 1 + RRT head, or end to end)")
+    tr = sub.add_parser(
+        "train",
+        help="train with one loss (stage 1 + RRT head, or end to end)",
+        description="--lam: weight of the distribution term; --eps: soft-sort regularisation strength; --bw: KDE "
+        "bandwidth factor; --threads: CPU threads (1 is fastest for these small MLPs); --lr: Adam learning rate.",
+    )
     tr.add_argument("--loss", choices=LOSSES, default="dist")
     tr.add_argument("--reweight", choices=REWEIGHTS, help="label re-weighting (default: none; sqrt_inv for lds*)")
     tr.add_argument("--stage", choices=("rrt", "e2e"), default="rrt", help="RRT head on frozen features, or end to end")
