@@ -729,7 +729,7 @@ def plot_bins(metrics: dict[str, Any], cfg: Config, folder: Path) -> list[str]:
         for meth in rows[0]:
             ax.plot(centres, _bins(rows, meth).mean(0), marker="o", ms=3, label=meth)
         ax.axhline(1 - cfg.alpha, color="k", lw=0.8, ls="--")
-        ax.set_title("Π = P" if name == "sd_x1" else ("Π = σ" + name[4:] if name != "MDN" else "Π = MDN"))
+        ax.set_title("Π = P" if name == "sd_x1" else ("Π: σ×" + name[4:] if name != "MDN" else "Π = MDN"))
         ax.set_xlabel("x")
         ax.set_ylim(0.5, 1.01)
     axes[0].set_ylabel("coverage in x-bin")
