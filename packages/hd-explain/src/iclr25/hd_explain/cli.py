@@ -1,0 +1,361 @@
+"""`iclr25-hd-explain`: reproduce HD-Explain's claims, or train, explain, evaluate and debug a classifier on your data.
+
+Paper: "Data-centric Prediction Explanation via Kernelized Stein Discrepancy" (ICLR 2025, arXiv 2403.15576).
+Standard library only at module level, so `--help` answers instantly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
+from iclr25.shared.progress import set_quiet
+from iclr25.shared.run import DEVICES, check_run_folder, default_run_dir, open_run_folder
+
+PROG = "iclr25-hd-explain"
+SLUG = "hd-explain"
+METHODS = ("hd", "hd*", "if", "tracin", "rps", "sim")  # = baselines.METHODS (a test checks it)
+DEBUG_METHODS = ("hd", "hd*", "if", "tracin", "rps")
+KERNELS = ("rbf", "imq", "linear")
+BUILTIN = ("rectangular", "moons", "digits", "digits-test")
+
+EPILOG = """data: a .npz (arrays X, y), a .csv (label in the last column), an SVHN .mat, a CIFAR-10 python
+folder, an image folder root/<class>/*.png, or a built-in set: rectangular, moons, digits, digits-test.
+
+examples:
+  iclr25-hd-explain reproduce --scale quick
+  iclr25-hd-explain train --data digits --hidden 64,64 --epochs 30 --lr 0.001 --batch-size 32 --out runs/mlp
+  iclr25-hd-explain explain --model runs/mlp/model.pt --train digits --test digits-test --method hd --k 3
+  iclr25-hd-explain hitrate --model runs/mlp/model.pt --train digits --method hd if rps --seeds 3
+  iclr25-hd-explain debug --model runs/mlp/model.pt --train mine.npz --method hd* --top 20
+"""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
+    return value
+
+
+def _bandwidth(text: str) -> str | float:
+    if text in ("dim_x", "dim_d"):
+        return text
+    try:
+        return _positive_float(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f'bandwidth must be "dim_x", "dim_d" or a positive number, got {text!r}'
+        ) from None
+
+
+def _hidden(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(_positive_int(t) for t in text.split(",") if t.strip())
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"--hidden must be comma-separated positive integers, got {text!r}") from None
+
+
+def _common(p: argparse.ArgumentParser, out: bool = True) -> None:
+    p.add_argument("--device", choices=DEVICES, default="auto", help="compute device (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    if out:
+        p.add_argument("--out", type=Path, help="output folder (default: runs/hd-explain/<verb>-<time>)")
+        p.add_argument("--overwrite", action="store_true", help="replace an existing output folder of a run")
+
+
+def _explainer_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", type=Path, required=True, help="checkpoint written by `iclr25-hd-explain train`")
+    p.add_argument("--train", required=True, help="the training pool the explanations come from (see data above)")
+    p.add_argument("--kernel", choices=KERNELS, default="rbf", help="Stein base kernel for hd/hd* (default: rbf)")
+    p.add_argument(
+        "--bandwidth", type=_bandwidth, default="dim_d", help='RBF h: "dim_d" (default), "dim_x" or a number'
+    )
+    p.add_argument("--temperature", type=_positive_float, default=1.0, help="h = temperature x dim (default: 1)")
+    p.add_argument("--loss", choices=("ce", "neg_prob"), default="ce", help="IF/TracIn loss (default: ce)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = make_parser(PROG, __doc__.splitlines()[0].split(": ", 1)[1])
+    parser.epilog = EPILOG
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,train,explain,hitrate,debug}")
+    rep = sub.add_parser("reproduce", help="run the quick/full reproduction and print its claims table")
+    add_run_args(rep, scales=("quick", "full"))
+
+    t = sub.add_parser("train", help="train an MLP or ResNet-18 classifier on your data; writes model.pt")
+    t.add_argument("--data", required=True, help="training data (see data above)")
+    t.add_argument("--arch", choices=("mlp", "resnet18"), default="mlp", help="network (default: %(default)s)")
+    t.add_argument("--hidden", type=_hidden, default=(64, 64), help="MLP hidden widths (default: 64,64)")
+    t.add_argument("--width", type=_positive_int, default=64, help="ResNet-18 base width (default: 64)")
+    t.add_argument("--epochs", type=_positive_int, default=30, help="epochs (default: %(default)s)")
+    t.add_argument("--lr", type=_positive_float, default=1e-3, help="Adam learning rate (default: %(default)s)")
+    t.add_argument("--batch-size", type=_positive_int, default=32, help="mini-batch size (default: %(default)s)")
+    t.add_argument("--augment", action="store_true", help="random crop + flip (images)")
+    _common(t)
+
+    e = sub.add_parser("explain", help="top-k supporting training points for each test point")
+    _explainer_args(e)
+    e.add_argument("--test", required=True, help="points to explain (see data above)")
+    e.add_argument("--method", choices=METHODS, default="hd", help="explainer (default: %(default)s)")
+    e.add_argument("--k", type=_positive_int, default=3, help="explanations per test point (default: 3)")
+    _common(e)
+
+    h = sub.add_parser("hitrate", help="the paper's hit rate / coverage of one or more methods on your pool")
+    _explainer_args(h)
+    h.add_argument("--method", choices=METHODS, nargs="+", default=["hd", "if", "tracin", "rps"], help="methods")
+    h.add_argument("--perturbation", choices=("noise", "flip"), default="noise", help="probe perturbation")
+    h.add_argument("--probes", type=_positive_int, default=100, help="probes per seed (default: 100)")
+    h.add_argument("--seeds", type=_positive_int, default=1, help="probe seeds (default: 1)")
+    h.add_argument("--k", type=_positive_int, default=3, help="top-k (default: 3)")
+    _common(h)
+
+    d = sub.add_parser("debug", help="rank training points by mislabel suspicion (self-scores)")
+    _explainer_args(d)
+    d.add_argument("--method", choices=DEBUG_METHODS, default="hd", help="debug score (default: %(default)s)")
+    d.add_argument("--top", type=_positive_int, default=20, help="how many to print (default: 20)")
+    d.add_argument("--flipped", type=Path, help="optional .npy/.npz boolean mask of known flips: prints recall@k")
+    _common(d)
+    return parser
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+def _load_data(spec: str) -> tuple[Any, Any]:
+    """A built-in set or a user's file (always read as data)."""
+    from iclr25.hd_explain import data
+
+    if spec in BUILTIN:
+        if spec == "rectangular":
+            return data.rectangular()
+        if spec == "moons":
+            return data.moons()
+        Xtr, ytr, Xte, yte = data.digits(1400, 0)
+        return (Xtr, ytr) if spec == "digits" else (Xte, yte)
+    path = Path(spec)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file or folder: {spec} (or use a built-in set: {', '.join(BUILTIN)})")
+    try:
+        X, y = data.load_dataset(path)
+    except (ValueError, OSError) as e:
+        message = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise CliError(message if str(path) in message else f"{path}: {message}") from None
+    if len(X) == 0:
+        raise CliError(f"{path} holds no examples")
+    return X, y
+
+
+def _load_model(path: Path, device: str) -> tuple[Any, int]:
+    from iclr25.hd_explain.models import build_model
+    from iclr25.shared.device import pick_device
+    from iclr25.shared.safeload import load_checkpoint
+
+    ckpt = load_checkpoint(
+        path, required_keys=("arch", "state_dict"), what="checkpoint written by `iclr25-hd-explain train`"
+    )
+    try:
+        model = build_model(ckpt["arch"])
+        model.load_state_dict(ckpt["state_dict"])
+    except (KeyError, TypeError, ValueError, RuntimeError) as e:
+        raise CliError(f"{path} does not match its architecture: {str(e).splitlines()[0][:200]}") from None
+    model.to(pick_device(device)).eval()
+    return model, int(ckpt["arch"]["n_classes"])
+
+
+def _check_shapes(model: Any, X: Any, what: str) -> None:
+    arch = model.arch
+    if arch["kind"] == "mlp" and int(X[0].size) != int(arch["in_dim"]):
+        raise CliError(f"{what} has {int(X[0].size)} features per example but the model expects {arch['in_dim']}")
+    if arch["kind"] == "resnet18" and (X.ndim != 4 or X.shape[1] != arch["in_channels"]):
+        raise CliError(f"{what} must be images (n, {arch['in_channels']}, H, W) for a ResNet-18, got {X.shape}")
+
+
+def _options(args: argparse.Namespace, method: str) -> dict[str, Any]:
+    if method in ("hd", "hd*"):
+        return {"kernel": args.kernel, "bandwidth": args.bandwidth, "temperature": args.temperature}
+    if method in ("if", "tracin"):
+        return {"loss": args.loss}
+    return {}
+
+
+def _setup(args: argparse.Namespace) -> tuple[Any, int, Any, Any]:
+    model, n_classes = _load_model(args.model, args.device)
+    X, y = _load_data(args.train)
+    _check_shapes(model, X, f"--train {args.train}")
+    if int(y.max()) >= n_classes or int(y.min()) < 0:
+        raise CliError(f"--train {args.train} has labels outside 0..{n_classes - 1} (the model's classes)")
+    return model, n_classes, X, y
+
+
+def _out(args: argparse.Namespace, verb: str) -> Path:
+    out = args.out or default_run_dir(SLUG, verb, "run")
+    check_run_folder(out, args.overwrite)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ verbs
+def _train(args: argparse.Namespace) -> int:
+    out = _out(args, "train")
+    import json
+
+    import numpy as np
+    import torch
+
+    from iclr25.hd_explain.models import MLP, ResNet18
+    from iclr25.hd_explain.training import train_classifier
+    from iclr25.shared.device import pick_device
+
+    X, y = _load_data(args.data)
+    n_classes = int(y.max()) + 1
+    if n_classes < 2 or int(y.min()) < 0:
+        raise CliError(f"--data {args.data} needs labels 0..C-1 with C >= 2")
+    torch.manual_seed(args.seed)
+    if args.arch == "mlp":
+        model: Any = MLP(int(np.prod(X.shape[1:])), args.hidden, n_classes)
+    else:
+        if X.ndim != 4:
+            raise CliError(f"--arch resnet18 needs images (n, C, H, W); --data {args.data} has shape {X.shape}")
+        model = ResNet18(n_classes, X.shape[1], args.width)
+    stats = train_classifier(
+        model,
+        X,
+        y,
+        args.epochs,
+        args.lr,
+        args.batch_size,
+        seed=args.seed,
+        device=pick_device(args.device),
+        augment=args.augment,
+    )
+    with open_run_folder(out, args.overwrite, paper=SLUG, command="train") as folder:
+        state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+        torch.save({"arch": model.arch, "state_dict": state}, folder / "model.pt")
+        (folder / "train.json").write_text(json.dumps({"data": args.data, **model.arch, **stats}, indent=2) + "\n")
+    print(f"train accuracy {stats['train_acc']:.4f} ({stats['train_samples_per_s']:.0f} samples/s)")
+    print(f"model written to {out / 'model.pt'}")
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    out = _out(args, "explain")
+    from iclr25.hd_explain.baselines import make_explainer
+
+    model, n_classes, X, y = _setup(args)
+    Xt, _ = _load_data(args.test)
+    _check_shapes(model, Xt, f"--test {args.test}")
+    if args.k > len(X):
+        raise CliError(f"--k {args.k} exceeds the {len(X)} training points")
+    ex = make_explainer(args.method, model, n_classes, **_options(args, args.method)).fit(X, y)
+    idx, scores = ex.explain(Xt, k=args.k)
+    with open_run_folder(out, args.overwrite, paper=SLUG, command="explain") as folder:
+        rows = ["test_index,rank,train_index,train_label,score"]
+        for i in range(len(idx)):
+            for r, j in enumerate(idx[i]):
+                rows.append(f"{i},{r + 1},{j},{int(y[j])},{scores[i, j]:.10g}")
+        (folder / "explanations.csv").write_text("\n".join(rows) + "\n")
+    for i in range(min(len(idx), 5)):
+        print(f"test {i}: " + ", ".join(f"#{j} (y={int(y[j])}, {scores[i, j]:.4g})" for j in idx[i]))
+    print(f"{len(idx)} explanations ({args.method}) written to {out / 'explanations.csv'}")
+    return 0
+
+
+def _hitrate(args: argparse.Namespace) -> int:
+    out = _out(args, "hitrate")
+    import json
+
+    import numpy as np
+
+    from iclr25.hd_explain.baselines import make_explainer
+    from iclr25.hd_explain.evaluation import hit_rate_coverage, perturb_flip, perturb_noise, probe_indices
+
+    model, n_classes, X, y = _setup(args)
+    if args.perturbation == "flip" and X.ndim < 3:
+        raise CliError("--perturbation flip needs images; use noise for vector data")
+    if args.k > len(X):
+        raise CliError(f"--k {args.k} exceeds the {len(X)} training points")
+    results = {}
+    for method in args.method:
+        ex = make_explainer(method, model, n_classes, **_options(args, method)).fit(X, y)
+        rows = []
+        for s in range(args.seed, args.seed + args.seeds):
+            idx = probe_indices(len(X), args.probes, s)
+            xp = perturb_noise(X[idx], s) if args.perturbation == "noise" else perturb_flip(X[idx])
+            rows.append(hit_rate_coverage(ex, idx, xp, args.k))
+        a = np.asarray(rows)
+        results[method] = {"hit": float(a[:, 0].mean()), "coverage": float(a[:, 1].mean())}
+        print(f"{method:>7}: hit rate {results[method]['hit']:.3f}, coverage {results[method]['coverage']:.3f}")
+    with open_run_folder(out, args.overwrite, paper=SLUG, command="hitrate") as folder:
+        info = {"train": args.train, "perturbation": args.perturbation, "k": args.k, "seeds": args.seeds, **results}
+        (folder / "hitrate.json").write_text(json.dumps(info, indent=2) + "\n")
+    print(f"results written to {out / 'hitrate.json'}")
+    return 0
+
+
+def _debug(args: argparse.Namespace) -> int:
+    out = _out(args, "debug")
+    import numpy as np
+
+    from iclr25.hd_explain.baselines import make_explainer
+    from iclr25.hd_explain.evaluation import mislabel_detection
+    from iclr25.shared.safeload import load_npy, load_npz
+
+    model, n_classes, X, y = _setup(args)
+    flipped = None
+    if args.flipped is not None:
+        if args.flipped.suffix == ".npz":
+            flipped = np.asarray(next(iter(load_npz(args.flipped).values())), dtype=bool)
+        else:
+            flipped = np.asarray(load_npy(args.flipped), dtype=bool)
+        if flipped.shape != (len(X),):
+            raise CliError(f"--flipped {args.flipped} must be a boolean mask of length {len(X)}, got {flipped.shape}")
+    scores = make_explainer(args.method, model, n_classes, **_options(args, args.method)).fit(X, y).debug_scores()
+    scores = scores.numpy()
+    order = np.argsort(-scores, kind="stable")
+    with open_run_folder(out, args.overwrite, paper=SLUG, command="debug") as folder:
+        rows = ["rank,train_index,label,score"] + [
+            f"{r + 1},{i},{int(y[i])},{scores[i]:.10g}" for r, i in enumerate(order)
+        ]
+        (folder / "debug.csv").write_text("\n".join(rows) + "\n")
+    for r, i in enumerate(order[: args.top]):
+        print(f"{r + 1:>4}. #{i} (label {int(y[i])}): {scores[i]:.5g}")
+    if flipped is not None and flipped.any():
+        n = int(flipped.sum())
+        rec = mislabel_detection(scores, flipped, [n])["recall"][0]
+        print(f"recall@{n} of the known flips: {rec:.3f}")
+    print(f"ranking written to {out / 'debug.csv'}")
+    return 0
+
+
+@guarded(PROG)
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `iclr25-hd-explain`."""
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == "reproduce":
+        from iclr25.hd_explain.config import PRESETS
+
+        return reproduce_command(SLUG, args, "iclr25.hd_explain.reproduce:run", PRESETS)
+    set_quiet(args.quiet)
+    if args.device not in ("auto", "cpu"):
+        from iclr25.shared.device import pick_device
+
+        pick_device(args.device)  # refuses an absent accelerator with one line, before any work
+    return {"train": _train, "explain": _explain, "hitrate": _hitrate, "debug": _debug}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
