@@ -75,7 +75,7 @@ def _load(args):
                 raise CliError(f"{path} lacks {key}.npy (has {', '.join(sorted(arrs))})")
         X, y = arrs["X_train"].astype(float), arrs["y_train"].astype(int)
         perm = np.random.default_rng(args.seed).permutation(len(X))
-        nv = int(round(args.val_fraction * len(X)))
+        nv = round(args.val_fraction * len(X))
         va, tr = perm[:nv], perm[nv:]
         return X[tr], y[tr], X[va], y[va], arrs["X_test"].astype(float), arrs["y_test"].astype(int)
     if path.suffix != ".json":

@@ -61,7 +61,7 @@ def two_gaussians(
     Xte, yte = _balanced(rng, n_test, means, sigma)
     flipped = np.zeros(0, int)
     if label_noise > 0:
-        flipped = np.sort(rng.choice(n_train, int(round(label_noise * n_train)), replace=False))
+        flipped = np.sort(rng.choice(n_train, round(label_noise * n_train), replace=False))
         ytr = ytr.copy()
         ytr[flipped] = 1 - ytr[flipped]
     return Split(Xtr, ytr, Xv, yv, Xte, yte, flipped)
@@ -91,9 +91,7 @@ class ALSplit:
     y_test: np.ndarray
 
 
-def split_al(
-    X: np.ndarray, y: np.ndarray, seed: int, n_init: int, n_pool: int, n_val: int, n_test: int
-) -> ALSplit:
+def split_al(X: np.ndarray, y: np.ndarray, seed: int, n_init: int, n_pool: int, n_val: int, n_test: int) -> ALSplit:
     """Random disjoint init / pool / validation / test subsets of (X, y)."""
     need = n_init + n_pool + n_val + n_test
     if need > len(X):
@@ -211,7 +209,7 @@ def load_tabular_meta(meta_path: str | Path, val_p: float = 0.25, seed: int = 0)
     sd[sd == 0] = 1.0
     Xtr, Xte = (Xtr - mu) / sd, (Xte - mu) / sd
     perm = np.random.default_rng(seed).permutation(len(Xtr))
-    nv = int(round(val_p * len(Xtr)))
+    nv = round(val_p * len(Xtr))
     va, tr = perm[:nv], perm[nv:]
     return Split(Xtr[tr], ytr[tr], Xtr[va], ytr[va], Xte, yte, feature_names=names)
 
@@ -237,7 +235,11 @@ def load_npy_features(folder: str | Path, suffix: str = "") -> dict[str, np.ndar
 def load_idx(path: str | Path) -> np.ndarray:
     """MNIST/EMNIST IDX file (optionally .gz): images (n, rows, cols) uint8 (magic 2051) or labels (n,) (2049)."""
     path = Path(path)
-    raw = gzip.open(path).read() if path.suffix == ".gz" else path.read_bytes()
+    if path.suffix == ".gz":
+        with gzip.open(path) as f:
+            raw = f.read()
+    else:
+        raw = path.read_bytes()
     if len(raw) < 8:
         raise ValueError(f"{path}: too short for an IDX file")
     magic, n = struct.unpack(">II", raw[:8])

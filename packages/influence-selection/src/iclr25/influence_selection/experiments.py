@@ -113,11 +113,15 @@ def digits_al_seed(
     """One seed of active learning on digits with multinomial LR: curve, AUC and scoring time per strategy."""
     sp = digits_split(seed, n_init=n_init, n_pool=n_pool)
 
-    def fit(X, y):
-        return LogisticModel(l2=l2, n_classes=10, tol=1e-8).fit(X, y)
-
     out: dict[str, Any] = {}
     for name in strategies:
+        last: dict[str, np.ndarray] = {}
+
+        def fit(X, y, last=last):  # warm start from the previous round: a strictly convex objective, same optimum
+            m = LogisticModel(l2=l2, n_classes=10, tol=1e-8).fit(X, y, theta0=last.get("theta"))
+            last["theta"] = m.theta
+            return m
+
         strat = make_strategy(name, X_val=sp.X_val, y_val=sp.y_val, sub=sub)
         res = active_learning_loop(
             strat,

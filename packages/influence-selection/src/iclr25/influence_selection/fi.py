@@ -31,7 +31,6 @@ DEFAULT_RCOND = 1e-8  # relative pseudo-inverse tolerance on G (ours; the paper 
 # "drop_n" keeps the sign and drops 1/n (c = -1), "main_text" is Algorithm 1 as printed (c = +1).
 
 
-
 # ---------------------------------------------------------------------------------------------------------
 # Operations: closed form (logistic regression) and generic (torch.func)
 # ---------------------------------------------------------------------------------------------------------
@@ -164,7 +163,6 @@ class TorchOps:
         """Hessian of the regularised mean loss by torch.func.hessian (p, p)."""
         from torch.func import hessian, vmap
 
-        torch = self._torch
         Xt, yt = self._t(X), self._y(y)
 
         def mean_loss(t):
@@ -212,13 +210,11 @@ def make_ops(model: Any, backend: str = "auto") -> Any:
 # The measure
 # ---------------------------------------------------------------------------------------------------------
 def _solve(H: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """H^{-1} B for B (p, ...) via Cholesky when H is positive definite, else a least-squares solve."""
-    import scipy.linalg
-
+    """H^{-1} B for B (p, ...) (numpy LU; a least-squares solve if H is singular)."""
     shape = B.shape
     B2 = B.reshape(shape[0], -1)
     try:
-        out = scipy.linalg.cho_solve(scipy.linalg.cho_factor(H), B2)
+        out = np.linalg.solve(H, B2)
     except np.linalg.LinAlgError:
         out = np.linalg.lstsq(H, B2, rcond=None)[0]
     return out.reshape(shape)
@@ -400,7 +396,8 @@ def fi_active_matrix(
         Xp = X_pool[s : s + chunk]
         yhat = ops.probs(Xp).argmax(1)  # the predicted label stands in for the unknown one (Sec. 4.2)
         h = _solve(H, ops.grads(Xp, yhat).T).T  # (u, p)
-        out[s : s + chunk] = np.einsum("jkp,up->ujk", B, h).__pow__(2).sum(-1) / n**2
+        hb = (h @ B.reshape(-1, B.shape[-1]).T).reshape(len(Xp), *B.shape[:2])  # (u, j, K) = h_u^T M_j A_j^+
+        out[s : s + chunk] = (hb**2).sum(-1) / n**2
     return out
 
 
@@ -419,9 +416,9 @@ def fi_active(
     metric_form: str = "appendix",
 ) -> np.ndarray:
     """FI_active acquisition score of every pool point (m,): FI aggregated over labelled points (Algorithm 4)."""
-    fn = AGGREGATES[agg] if isinstance(agg, str) else agg
     if isinstance(agg, str) and agg not in AGGREGATES:
         raise ValueError(f"agg must be one of {sorted(AGGREGATES)} or a callable, got {agg!r}")
+    fn = AGGREGATES[agg] if isinstance(agg, str) else agg
     mat = fi_active_matrix(
         model,
         X_lab,

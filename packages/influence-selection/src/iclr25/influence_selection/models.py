@@ -12,6 +12,7 @@ intercept unpenalised, multinomial LR penalises it (otherwise the softmax interc
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -204,7 +205,7 @@ class MLPModel:
     def _shapes(self) -> list[tuple[int, int]]:
         assert self.d is not None
         sizes = [self.d, *self.hidden, 1 if self.n_classes == 2 else self.n_classes]
-        return list(zip(sizes[:-1], sizes[1:], strict=True))
+        return list(itertools.pairwise(sizes))
 
     @property
     def K(self) -> int:

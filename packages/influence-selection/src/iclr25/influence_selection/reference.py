@@ -79,7 +79,7 @@ def reference_fi(
         if basis is not None:
             J = J @ basis
         xt = torch.as_tensor(X[i])
-        dth, dx = torch.autograd.functional.jacobian(lambda t, x: logp(t, x), (theta, xt))  # noqa: B023
+        dth, dx = torch.autograd.functional.jacobian(lambda t, x: logp(t, x), (theta, xt))
         dth, dx = dth.numpy(), dx.numpy()
         if basis is not None:
             dx = dx @ basis

@@ -96,9 +96,7 @@ def measure(config: Config, run: Run) -> dict[str, Any]:
             "curve": np.mean([r["curve"] for r in rs], axis=0).round(5).tolist(),
             "auc_per_seed": [round(r["auc"], 5) for r in rs],
             "duplicates": int(sum(r["duplicates"] for r in rs)),
-            "grew_by_acquire": bool(
-                all(np.all(np.diff(r["sizes"]) == config.al_acquire) for r in rs)
-            ),
+            "grew_by_acquire": bool(all(np.all(np.diff(r["sizes"]) == config.al_acquire) for r in rs)),
             "score_s": float(sum(r["score_s"] for r in rs)),
             "pool_points_per_s": float(sum(r["scored"] for r in rs) / max(sum(r["score_s"] for r in rs), 1e-9)),
         }
@@ -387,9 +385,8 @@ def run(
     with start_run(
         SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
     ) as run:
-        from threadpoolctl import threadpool_limits
-
         import torch
+        from threadpoolctl import threadpool_limits
 
         threads = torch.get_num_threads()
         torch.set_num_threads(1)  # small matrices: threads only contend (measured 35x slower on a busy machine)
@@ -407,4 +404,3 @@ def run(
             "recomputed every round. Paper values are read in Tables 1, 2 and 8; the others have none."
         )
         return run.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)
-

@@ -123,7 +123,7 @@ def make_strategy(
             s = fi_active(model, X_lab, y_lab, X_pool, sub=sub, rng=rng, metric_form=form)
             return -s if name == "fi_bottom" else s
         if name == "fi_subsample":  # Sec. 5: exact FI on a fraction alpha, a random forest predicts the rest
-            k = max(2, int(round(alpha * len(X_pool))))
+            k = max(2, round(alpha * len(X_pool)))
             idx = rng.choice(len(X_pool), k, replace=False)
             s = fi_active(model, X_lab, y_lab, X_pool[idx], sub=sub, rng=rng)
             return subsample_rank_forest(s, X_pool[idx], X_pool, seed=int(rng.integers(1 << 31)))
