@@ -24,7 +24,7 @@ from typing import Any, NoReturn, TypeVar
 
 from iclr25.shared.paper import Paper, discover_papers
 from iclr25.shared.progress import set_quiet
-from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder, default_run_dir
+from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder, check_wandb_mode, default_run_dir
 
 T = TypeVar("T")
 
@@ -160,15 +160,21 @@ def build_config(base: T, config_file: Path | None = None, overrides: Sequence[s
 
 
 def add_config_args(parser: argparse.ArgumentParser, config: Any, *, exclude: Sequence[str] = ()) -> None:
-    """One `--field-name` flag per field of dataclass `config`, its default shown from `config`: a verb's flags
-    and the function it calls then share one source of defaults (read them back with `config_from_args`)."""
+    """One `--field-name` flag per field of dataclass `config`, its default shown from `config` and its help from the
+    field's `metadata={"help": ...}`: a verb's flags and the function it calls then share one source of defaults
+    (read them back with `config_from_args`)."""
     for f in dataclasses.fields(config):
         if f.name in exclude:
             continue
         default = getattr(config, f.name)
         shown = ",".join(map(str, default)) if isinstance(default, tuple | list) else default
+        text = f.metadata.get("help", "")
         parser.add_argument(
-            "--" + f.name.replace("_", "-"), dest=f.name, default=None, metavar="V", help=f"(default: {shown})"
+            "--" + f.name.replace("_", "-"),
+            dest=f.name,
+            default=None,
+            metavar="V",
+            help=f"{text} (default: {shown})".strip(),
         )
 
 
@@ -224,6 +230,16 @@ def guarded(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
     return wrap
 
 
+def check_verb_flags(args: argparse.Namespace, slug: str, command: str, label: str) -> Path:
+    """Check a verb's shared flags before any heavy import or data work (wandb installed when asked, the run folder
+    usable, `--quiet` applied) and return its run folder: `--out`, or `runs/<slug>/<command>-<label>-<time>`."""
+    check_wandb_mode(getattr(args, "wandb", "off"))
+    out = args.out or default_run_dir(slug, command, label)
+    check_run_folder(out, getattr(args, "overwrite", False))
+    set_quiet(getattr(args, "quiet", False))
+    return out
+
+
 def reproduce_command(
     slug: str, args: argparse.Namespace, run: Callable[..., Any] | str, presets: dict[str, Any]
 ) -> int:
@@ -235,14 +251,11 @@ def reproduce_command(
     """
     from iclr25.shared.results import claims_table
 
-    if args.out is not None:
-        check_run_folder(args.out, args.overwrite)
+    out = check_verb_flags(args, slug, "reproduce", args.scale)
     config = build_config(presets[args.scale], args.config, args.overrides)
-    set_quiet(getattr(args, "quiet", False))
     if isinstance(run, str):
         module, _, attr = run.partition(":")
         run = getattr(importlib.import_module(module), attr)
-    out = args.out or default_run_dir(slug, "reproduce", args.scale)
     report = run(
         scale=args.scale,
         out=out,

@@ -236,7 +236,8 @@ def open_run_folder(path: str | Path, overwrite: bool = False, *, paper: str = "
 
 
 # ------------------------------------------------------------------------------------------------ the run
-def _check_wandb(mode: str) -> None:
+def check_wandb_mode(mode: str) -> None:
+    """Refuse an unknown wandb mode, or offline/online when wandb is not installed (naming the extra)."""
     if mode not in WANDB_MODES:
         raise ValueError(f"wandb mode must be one of {', '.join(WANDB_MODES)}; got {mode!r}")
     if mode != "off":
@@ -355,9 +356,10 @@ class Run:
         throughput: dict[str, float] | None = None,
         figures: Iterable[str] = (),
         notes: str = "",
+        environment: dict[str, Any] | None = None,
     ) -> Report:
-        """Write results.json + report.md (with runtime, CPU time, the rerun command and the environment)
-        atomically, mark the run complete, and return the report."""
+        """Write results.json + report.md (with runtime, CPU time, the rerun command and the environment, plus
+        any `environment` entries the run adds) atomically, mark the run complete, and return the report."""
         wall, cpu = self.elapsed()
         config = dataclasses.asdict(self.config) if dataclasses.is_dataclass(self.config) else dict(self.config)
         report = Report(
@@ -372,7 +374,7 @@ class Run:
             command=rerun_command(self.slug, self.scale, self.config, self.presets, self.seed, self.command),
             figures=list(figures),
             notes=notes,
-            environment=run_environment(self.slug),
+            environment={**run_environment(self.slug), **(environment or {})},
         )
         self.close_logger()
         report.write(self.dir)
@@ -405,7 +407,7 @@ def start_run(
     resolved = resolve_preset(presets, scale, config)
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
-    _check_wandb(wandb)
+    check_wandb_mode(wandb)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
         raise ValueError(f"seed must be an integer in [0, 2**32), got {seed!r}")
     if device in ("cuda", "mps"):  # an absent accelerator is refused now, not after the data work

@@ -17,13 +17,13 @@ from iclr25.shared.cli import (
     CliError,
     add_config_args,
     add_run_args,
+    check_verb_flags,
     config_from_args,
     guarded,
     make_parser,
     reproduce_command,
 )
-from iclr25.shared.progress import set_quiet
-from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder, default_run_dir, open_run_folder
+from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
 
 if TYPE_CHECKING:
     from iclr25.dist_loss.data import RegressionData
@@ -166,14 +166,6 @@ def _parse_shots(text: str) -> tuple[int, int]:
     return many, few
 
 
-def _check_wandb(mode: str) -> None:
-    """Refuse --wandb offline/online before any work when wandb is not installed."""
-    import importlib.util
-
-    if mode != "off" and importlib.util.find_spec("wandb") is None:
-        raise CliError(f"--wandb {mode} needs wandb, which is not installed: pip install 'iclr25-shared[wandb]'")
-
-
 def _cmd_synth(args: argparse.Namespace) -> int:
     if args.data_scale < 1:
         raise CliError(f"--data-scale must be >= 1, got {args.data_scale}")
@@ -206,10 +198,7 @@ def _cmd_synth(args: argparse.Namespace) -> int:
 def _cmd_train(args: argparse.Namespace) -> int:
     method = method_for(args.loss, args.reweight)
     cfg = config_from_args(args, TrainConfig())  # values checked before anything heavy is imported
-    _check_wandb(args.wandb)
-    out = args.out or default_run_dir(SLUG, "train", method)
-    check_run_folder(out, args.overwrite)
-    set_quiet(args.quiet)
+    out = check_verb_flags(args, SLUG, "train", method)
     data = _load_data(args.data, args.seed)  # validate the inputs before creating the run folder
     ckpt = _load_checkpoint(args.pretrained) if args.stage == "rrt" and args.pretrained is not None else None
     if ckpt is not None and ckpt["arch"].get("in_dim") != data.x_train.shape[1]:

@@ -9,9 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
-from iclr25.shared.progress import set_quiet
-from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder, default_run_dir, open_run_folder
+from iclr25.shared.cli import CliError, add_run_args, check_verb_flags, guarded, make_parser, reproduce_command
+from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
 from iclr25.shared.validate import check_int_at_least, check_nonnegative, check_probability
 
 PROG = "iclr25-eci-conformal"
@@ -70,14 +69,6 @@ def _parser():
     return parser
 
 
-def _check_wandb(mode: str) -> None:
-    """Refuse --wandb offline/online before any work when wandb is not installed."""
-    import importlib.util
-
-    if mode != "off" and importlib.util.find_spec("wandb") is None:
-        raise CliError(f"--wandb {mode} needs wandb, which is not installed: pip install 'iclr25-shared[wandb]'")
-
-
 def _run(args) -> int:
     # flags and the run folder first: nothing heavy is imported and no data is read before they pass
     check_probability("--alpha", args.alpha)
@@ -88,10 +79,7 @@ def _run(args) -> int:
     check_int_at_least("--burn-in", args.burn_in, 1)
     if args.ticker and args.yhat_column:
         raise CliError("--ticker and --yhat-column cannot be combined")
-    _check_wandb(args.wandb)
-    out = args.out or default_run_dir(SLUG, "run", args.method)
-    check_run_folder(out, args.overwrite)
-    set_quiet(args.quiet)
+    out = check_verb_flags(args, SLUG, "run", args.method)
 
     from iclr25.eci_conformal.data import load_column, load_djia, naive_forecast, rolling_ar
     from iclr25.eci_conformal.intervals import interval_from_scores

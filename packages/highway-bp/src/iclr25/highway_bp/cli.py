@@ -15,13 +15,13 @@ from iclr25.shared.cli import (
     CliError,
     add_config_args,
     add_run_args,
+    check_verb_flags,
     config_from_args,
     guarded,
     make_parser,
     reproduce_command,
 )
-from iclr25.shared.progress import set_quiet
-from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder, default_run_dir, open_run_folder
+from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
 
 PROG = "iclr25-highway-bp"
 SLUG = "highway-bp"
@@ -65,21 +65,10 @@ def _positive(**values: float) -> None:
             raise CliError(f"--{name.replace('_', '-')} must be > 0, got {value}")
 
 
-def _check_wandb(mode: str) -> None:
-    """Refuse --wandb offline/online before any work when wandb is not installed."""
-    import importlib.util
-
-    if mode != "off" and importlib.util.find_spec("wandb") is None:
-        raise CliError(f"--wandb {mode} needs wandb, which is not installed: pip install 'iclr25-shared[wandb]'")
-
-
 def _train(args: argparse.Namespace) -> int:
     # values, wandb and the run folder first: nothing heavy is imported before they pass
     cfg = config_from_args(args, TrainConfig(model=args.model, backward=args.backward))
-    _check_wandb(args.wandb)
-    out = args.out or default_run_dir(SLUG, "train", f"{cfg.model}-{cfg.backward}")
-    check_run_folder(out, args.overwrite)
-    set_quiet(args.quiet)
+    out = check_verb_flags(args, SLUG, "train", f"{cfg.model}-{cfg.backward}")
     import dataclasses
 
     import torch

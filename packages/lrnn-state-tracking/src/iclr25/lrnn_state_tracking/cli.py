@@ -16,9 +16,16 @@ import sys
 from pathlib import Path
 
 from iclr25.lrnn_state_tracking.config import MODELS, PRESETS, TASKS, TRAIN_PRESETS, TrainConfig
-from iclr25.shared.cli import CliError, add_run_args, build_config, guarded, make_parser, reproduce_command
-from iclr25.shared.progress import set_quiet
-from iclr25.shared.run import DEVICES, check_run_folder, default_run_dir, open_run_folder
+from iclr25.shared.cli import (
+    CliError,
+    add_run_args,
+    build_config,
+    check_verb_flags,
+    guarded,
+    make_parser,
+    reproduce_command,
+)
+from iclr25.shared.run import DEVICES, open_run_folder
 
 PROG = "iclr25-lrnn-state-tracking"
 SLUG = "lrnn-state-tracking"
@@ -67,14 +74,6 @@ def _parse_lengths(text: str) -> tuple[int, int]:
     return lo, hi
 
 
-def _check_wandb(mode: str) -> None:
-    """Refuse --wandb offline/online before any work when wandb is not installed."""
-    import importlib.util
-
-    if mode != "off" and importlib.util.find_spec("wandb") is None:
-        raise CliError(f"--wandb {mode} needs wandb, which is not installed: pip install 'iclr25-shared[wandb]'")
-
-
 def _train(args) -> int:
     from dataclasses import replace
 
@@ -82,10 +81,7 @@ def _train(args) -> int:
     base = TrainConfig(task=args.task, model=args.model, eig_range=args.eig_range, seed=args.seed)
     base = replace(base, **TRAIN_PRESETS[args.scale])
     cfg = build_config(base, args.config, args.overrides)
-    _check_wandb(args.wandb)
-    out = args.out or default_run_dir(SLUG, "train", args.scale)
-    check_run_folder(out, args.overwrite)
-    set_quiet(args.quiet)
+    out = check_verb_flags(args, SLUG, "train", args.scale)
     import torch
 
     from iclr25.lrnn_state_tracking.training import evaluate, save_checkpoint, train
