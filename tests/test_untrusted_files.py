@@ -88,6 +88,35 @@ LOADS: dict[str, list[Load]] = {
         Load(("eval", "--ckpt", "{file}"), "model-folder"),
         Load(("eval", "--ckpt", "{file}"), "model-folder-pickle"),
     ],
+    "ensemble-homogeneity": [
+        Load(("analyze", "--preds", "{file}"), "npz"),
+        Load(("estimate", "--preds", "{file}"), "npz"),
+        Load(
+            ("train", "--dataset", "cifar10", "--model", "cnn", "--data-dir", "{dir}", "--out", "{out}.npz"),
+            "cifar-batch",
+            name="cifar-10-batches-py/data_batch_1",
+            also=("cifar-10-batches-py/test_batch",),
+        ),
+        Load(
+            ("train", "--dataset", "cifar100", "--model", "cnn", "--data-dir", "{dir}", "--out", "{out}.npz"),
+            "cifar-batch",
+            name="cifar-100-python/train",
+            also=("cifar-100-python/test",),
+        ),
+    ],
+    "fair-conformal-sets": [Load(("sets", "--npz", "{file}", "--out", "{out}"), "npz")],
+    "hd-explain": [
+        Load(("debug", "--model", "{file}", "--train", "digits", "--out", "{out}"), "checkpoint"),
+        Load(("debug", "--model", "{file}", "--train", "digits", "--out", "{out}"), "pickle", name="model.pt"),
+    ],
+    "influence-selection": [
+        Load(
+            ("trim", "--data", "{dir}", "--out", "{out}"),
+            "npy",
+            name="X_train.npy",
+            also=("y_train.npy", "X_val.npy", "y_val.npy", "X_test.npy", "y_test.npy"),
+        ),
+    ],
     "sa-gfn": [
         Load(("eval", "{dir}"), "pickle", name="results.json"),
         Load(("reproduce", "--config", "{file}", "--out", "{out}"), "yaml"),
@@ -99,13 +128,17 @@ LOADS: dict[str, list[Load]] = {
 NO_USER_FILES: set[str] = set()
 
 # Packages being built: register their load commands in LOADS (or list them in NO_USER_FILES), then drop them here.
+# Both still answer a binary file given as text (`cbm <file>`, `fit-predict --data <file>`) with an error line that
+# does not name the file.
+# The others were added after the registry was written.
 PENDING: set[str] = {
     "compose-decompose",
     "conditional-conformal",
-    "ensemble-homogeneity",
-    "fair-conformal-sets",
-    "hd-explain",
-    "influence-selection",
+    "icl-emergence",
+    "probe-pruning",
+    "seq2exp",
+    "siu-bioactivity",
+    "tsc-net",
 }
 
 
@@ -204,20 +237,23 @@ def _installed() -> dict[str, str]:
     return {slug: paper.cli.partition(":")[0] for slug, paper in discover_papers().items()}
 
 
-def _build(slug: str, index: int, load: Load, root: Path) -> tuple[dict, Path, Path, str]:
-    """Lay out one job's crafted file; returns (job, crafted path, marker, test id)."""
+def _build(slug: str, index: int, load: Load, root: Path) -> tuple[dict, list[Path], Path, str]:
+    """Lay out one job's crafted files; returns (job, crafted paths, marker, test id)."""
     default_name, craft = CRAFTERS[load.kind]
     folder = root / f"{slug}-{index}"
     folder.mkdir(parents=True)
     marker = root / f"MARKER-{slug}-{index}"
     crafted = folder / (load.name or default_name)
+    crafted.parent.mkdir(parents=True, exist_ok=True)
     craft(crafted, marker)
     for name in load.also:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         craft(folder / name, marker)
     fill = {"file": str(crafted), "dir": str(folder), "out": str(root / f"out-{slug}-{index}")}
     argv = [arg.format(**fill) for arg in load.argv]
     job = {"module": _installed()[slug], "argv": argv, "cwd": str(folder)}
-    return job, crafted, marker, f"{slug}: {' '.join(load.argv)} [{load.kind}]"
+    crafted_all = [crafted, *(folder / name for name in load.also)]
+    return job, crafted_all, marker, f"{slug}: {' '.join(load.argv)} [{load.kind}]"
 
 
 def test_every_registered_command_refuses_crafted_files(tmp_path: Path) -> None:
@@ -250,15 +286,18 @@ def test_every_registered_command_refuses_crafted_files(tmp_path: Path) -> None:
             problems.append(f"{name}: exit code {result['code']}, not 2")
         if len(lines) != 1 or "Traceback" in result["stderr"]:
             problems.append(f"{name}: stderr is not one line: {result['stderr'][-600:]!r}")
-        elif str(crafted) not in lines[0]:
-            problems.append(f"{name}: the error does not name {crafted}: {lines[0]!r}")
+        elif not any(str(path) in lines[0] for path in crafted):
+            problems.append(f"{name}: the error does not name the file: {lines[0]!r}")
     assert not problems, "\n".join(problems)
 
 
 def test_every_installed_package_registers_its_loads() -> None:
     """A new package inherits this check: it lists its load commands in LOADS (or says it has none)."""
     unregistered = set(_installed()) - set(LOADS) - NO_USER_FILES - PENDING
-    assert not unregistered, f"register the commands that load user files in LOADS: {sorted(unregistered)}"
+    assert not unregistered, (
+        f"{sorted(unregistered)}: register each command that loads a user's file in LOADS of "
+        "tests/test_untrusted_files.py, or add the package to NO_USER_FILES there"
+    )
     assert set(CRAFTERS) >= {load.kind for loads in LOADS.values() for load in loads}
 
 
