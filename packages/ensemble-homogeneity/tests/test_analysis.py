@@ -26,6 +26,9 @@ def test_tiny_exact_example():
     assert est["B_inf"] == pytest.approx(0.2, abs=1e-15)
     assert est["V"] == pytest.approx(0.2, abs=1e-15)
     np.testing.assert_allclose(est["curve"], [0.4, 0.25, 0.2], atol=1e-12)
+    soft = np.where(f > 0, 0.9, 0.1)  # the collapse option reads soft members by their argmax
+    est_c = A.estimate_from_two(soft, np.where(g > 0, 0.8, 0.2), y, [1, 4], collapse=True)
+    np.testing.assert_allclose(est_c["curve"], [0.4, 0.25], atol=1e-12)
     b, v, l4 = R.two_model_loop([1, 1, 0, 0, 1], [1, 0, 1, 0, 1], 4)
     assert (b, v, l4) == pytest.approx((0.2, 0.2, 0.25))
 
@@ -84,6 +87,8 @@ def test_two_model_estimator_is_unbiased(soft):
     est = A.estimate_from_pairs(probs, y, sizes)
     measured = A.subset_mean_curve(probs, y, sizes)
     np.testing.assert_allclose(est["curve"], measured, rtol=0.02 if soft else 0.01)
+    if not soft:  # collapsed members read as collapsed: the same numbers
+        np.testing.assert_allclose(A.estimate_from_pairs(probs, y, sizes, collapse=True)["curve"], est["curve"])
 
 
 def test_subset_mean_curve_equals_enumeration(small_pool):

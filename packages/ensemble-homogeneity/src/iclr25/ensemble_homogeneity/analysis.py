@@ -191,15 +191,29 @@ def _pair_terms(p_f: np.ndarray, p_g: np.ndarray, y: np.ndarray, loss: str) -> t
     raise ValueError(f"the two-model estimator supports loss in {CURVE_LOSSES}, got {loss!r}")
 
 
+def _collapsed(p: np.ndarray) -> np.ndarray:
+    """One-hot argmax predictions: the complete-neural-collapse reading of a member's output."""
+    return np.eye(p.shape[-1])[np.argmax(p, axis=-1)]
+
+
 def estimate_from_two(
-    p_f: np.ndarray, p_g: np.ndarray, y: np.ndarray, sizes: Sequence[int], loss: str = "brier_true"
+    p_f: np.ndarray,
+    p_g: np.ndarray,
+    y: np.ndarray,
+    sizes: Sequence[int],
+    loss: str = "brier_true",
+    collapse: bool = False,
 ) -> dict:
     """Predicted Brier of an M-ensemble from two independently trained members: L̂_M = B̂_∞ + V̂/M (R4, R5).
 
-    Unbiased for soft scores too: E[(1 - mean_m p_m)²] = (1 - μ)² + Var/M per x, and E(1-f)(1-g) = (1-μ)²,
-    E(f-g)²/2 = Var for independent f, g (collapse-free form, the default).
+    Default (collapse-free): the soft scores themselves; unbiased because E[(1 - mean_m p_m)²] = (1 - μ)² + Var/M
+    per x, and E(1-f)(1-g) = (1-μ)², E(f-g)²/2 = Var for independent f, g. With `collapse`, members are read as
+    one-hot argmax predictions first (f̂ = 1[f correct]), the paper's complete-neural-collapse setting.
     """
-    b, v = _pair_terms(np.asarray(p_f, np.float64), np.asarray(p_g, np.float64), np.asarray(y), loss)
+    p_f, p_g = np.asarray(p_f, np.float64), np.asarray(p_g, np.float64)
+    if collapse:
+        p_f, p_g = _collapsed(p_f), _collapsed(p_g)
+    b, v = _pair_terms(p_f, p_g, np.asarray(y), loss)
     sizes_arr = np.asarray(sizes, dtype=np.float64)
     return {"B_inf": b, "V": v, "sizes": list(sizes), "curve": b + v / sizes_arr}
 
@@ -210,10 +224,11 @@ def estimate_from_pairs(
     sizes: Sequence[int],
     pairs: Sequence[tuple[int, int]] | None = None,
     loss: str = "brier_true",
+    collapse: bool = False,
 ) -> dict:
     """Mean of the two-model estimates over `pairs` (default: all pairs, the U-statistic), with their sd."""
     pairs = all_pairs(probs.shape[0]) if pairs is None else list(pairs)
-    ests = [estimate_from_two(probs[i], probs[j], y, sizes, loss) for i, j in pairs]
+    ests = [estimate_from_two(probs[i], probs[j], y, sizes, loss, collapse) for i, j in pairs]
     curves = np.stack([e["curve"] for e in ests])
     return {
         "B_inf": float(np.mean([e["B_inf"] for e in ests])),

@@ -69,6 +69,7 @@ def _parser():
     es.add_argument("--pair", default="0,1", help="the two members i,j (default: %(default)s)")
     es.add_argument("--sizes", help="ensemble sizes, e.g. 1,2,4,8 (default: powers of 2 up to M, and M)")
     es.add_argument("--loss", choices=CURVE_LOSSES, default="brier_true", help="(default: %(default)s)")
+    es.add_argument("--collapse", action="store_true", help="read the two members as one-hot argmax predictions")
     return parser
 
 
@@ -225,7 +226,7 @@ def _estimate(args) -> int:
     from iclr25.ensemble_homogeneity import analysis as A
 
     p, y = preds.probs, preds.labels
-    est = A.estimate_from_two(p[pair[0]], p[pair[1]], y, sizes, args.loss)
+    est = A.estimate_from_two(p[pair[0]], p[pair[1]], y, sizes, args.loss, collapse=args.collapse)
     exact = A.subset_mean_curve(p, y, sizes, args.loss)
     print(f"two-model estimate from members {pair[0]},{pair[1]}: B∞ {est['B_inf']:.5f}, V {est['V']:.5f}")
     print(f"  M      estimate   measured (exact subset mean of {M})   relative error")

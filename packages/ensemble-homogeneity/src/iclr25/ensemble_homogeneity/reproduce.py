@@ -70,6 +70,11 @@ def analyse(probs, y, config: Config, members: int, rng) -> dict[str, Any]:
             "estimate": est["curve"],
             "estimate_single_pair_sd": est["curve_sd"],
             "estimate_rel_error": rel,
+            # the same pairs read under complete collapse (one-hot argmax), for the soft measured curve
+            "estimate_collapse_rel_error": (
+                A.estimate_from_pairs(probs, y, est_sizes or sizes[:1], pairs, loss, collapse=True)["curve"] - exact_at
+            )
+            / exact_at,
             "B_inf": bv["B_inf"],
             "V": bv["V"],
             "fit": fit,
