@@ -82,7 +82,7 @@ def test_ami_bounds():
     y = rng.integers(12, size=2000)
     assert ami([f"m{(v * 7) % 12}" for v in y], list(y)) == pytest.approx(1.0)
     assert abs(ami(list(rng.integers(12, size=2000)), list(y))) < 0.05  # spec 9.5
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="as many"):
         ami([1, 2], [1])
 
 

@@ -76,7 +76,7 @@ class ShapeRenderer:
         if color not in COLORS:
             raise ValueError(f"unknown color {color!r}; allowed: {', '.join(COLORS)}")
         scale = self.size / 32
-        extent = int(round(self.rng.integers(10, 13) * scale))  # spec 6a: shape size 10-12 px at 32 x 32
+        extent = round(int(self.rng.integers(10, 13)) * scale)  # spec 6a: shape size 10-12 px at 32 x 32
         dx, dy = self.rng.integers(-self.jitter, self.jitter + 1, size=2)
         q = self.size // 4
         cx = (q if "left" in pos else 3 * q) + int(dx)

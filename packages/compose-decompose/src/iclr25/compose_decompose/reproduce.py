@@ -94,7 +94,7 @@ def mechanics(seed: int = 0) -> dict[str, float]:
     g = torch.randn(res.vectors.shape, generator=gen)
     (res.vectors * g).sum().backward()
     out["vq_nearest_match"] = float((res.words == brute).float().mean())
-    out["vq_forward_err"] = float((res.vectors - ch.codebook[res.words]).abs().max())
+    out["vq_forward_err"] = float((res.vectors - ch.codebook[res.words]).detach().abs().max())
     out["vq_grad_err"] = float((z.grad - g.sum(1)).abs().max())  # straight-through: d q / d z = I per word
     data = make_thing_dataset(4, seed=seed)
     games = GameSampler(data, 3, 3, 2, "heldout", "hard", seed=seed).sample(2000)
@@ -128,8 +128,8 @@ def measure(cfg: Config, run: Any) -> dict[str, Any]:
     from iclr25.compose_decompose.data import write_cbm_jsonl
     from iclr25.compose_decompose.training import decompose_then_compose, evaluate, message_samples
 
+    device = run.device  # resolving the device sets torch's thread count; ours comes after it
     torch.set_num_threads(cfg.threads)
-    device = run.device
     exps = experiments(cfg, run.seed)
     total = sum(cfg.steps + cfg.compose_steps for _ in exps)
     runs: dict[str, dict[str, Any]] = {}
