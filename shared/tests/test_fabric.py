@@ -123,3 +123,125 @@ def test_two_process_ddp_equals_one_process_with_twice_the_batch(tmp_path: Path,
     torch.manual_seed(0)
     untrained = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).double()
     assert not torch.allclose(a, torch.cat([p.detach().flatten() for p in untrained.parameters()]))
+
+
+SCRIPT = """
+import sys
+from dataclasses import dataclass
+
+import torch
+
+from iclr25.shared.cli import add_run_args, guarded, make_parser, reproduce_command
+from iclr25.shared.results import Claim
+from iclr25.shared.run import start_run
+
+
+@dataclass(frozen=True)
+class Config:
+    steps: int = 6
+    batch: int = 16  # global batch, split over the processes
+
+
+PRESETS = {"quick": Config()}
+
+
+def run(scale="quick", out=None, *, seed=0, device="auto", wandb="off", overwrite=False, config=None, scale_out=None):
+    with start_run("toy", scale, PRESETS, out=out, seed=seed, device=device, overwrite=overwrite, config=config,
+                   scale_out=scale_out) as run:
+        fabric = run.fabric
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).double()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        model, optimizer = fabric.setup(model, optimizer)
+        state = {"model": model, "optimizer": optimizer, "step": 0}
+        checkpoints = run.checkpointer(every=2)
+        checkpoints.resume(run.scale_out.resume, state, fabric)
+        data = torch.randn(run.config.steps * run.config.batch, 4, dtype=torch.float64,
+                           generator=torch.Generator().manual_seed(1))
+        per_rank = run.config.batch // fabric.world_size
+        while state["step"] < run.config.steps:
+            step = state["step"]
+            batch = data[step * run.config.batch : (step + 1) * run.config.batch]
+            x = batch[fabric.global_rank * per_rank : (fabric.global_rank + 1) * per_rank]
+            loss = ((model(x) - x.sum(1, keepdim=True)) ** 2).mean()
+            optimizer.zero_grad()
+            fabric.backward(loss)
+            optimizer.step()
+            state["step"] += 1
+            run.logger.log({"loss": float(loss)}, step=state["step"])
+            checkpoints.maybe_save(state, fabric)
+            if step + 1 == int(__import__("os").environ.get("TOY_STOP_AT", "0")):
+                raise KeyboardInterrupt
+        params = torch.cat([p.detach().flatten() for p in model.parameters()])
+        torch.save(params, run.dir / f"params-rank{fabric.global_rank}.pt")
+        claim = Claim("trained", "it trained", paper=None, ours=fabric.world_size, margin="", holds=True, gated=True)
+        return run.report([claim], {"world_size": fabric.world_size})
+
+
+@guarded("toy")
+def main(argv=None):
+    parser = make_parser("toy", "toy")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_run_args(sub.add_parser("reproduce"), scales=("quick",), scale_out=True)
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    return reproduce_command("toy", args, run, PRESETS)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+
+
+def _toy_cli(tmp_path: Path, *argv: str, env: dict[str, str] | None = None):
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "toy_cli.py"
+    script.write_text(SCRIPT)
+    environment = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK")}
+    environment.update({"ICLR25_QUIET": "1", **(env or {})})
+    return subprocess.run(
+        [sys.executable, str(script), "reproduce", "--device", "cpu", "--precision", "64-true", *argv],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=tmp_path,
+        timeout=300,
+    )
+
+
+@pytest.mark.enable_socket  # gloo talks over the loopback interface
+def test_cli_runs_two_cpu_processes_that_share_one_run_folder(tmp_path: Path) -> None:
+    import json
+
+    one = _toy_cli(tmp_path, "--out", "one")
+    assert one.returncode == 0, one.stderr[-2000:]
+    two = _toy_cli(tmp_path, "--out", "two", "--devices", "2")
+    assert two.returncode == 0, two.stderr[-2000:]
+    a = torch.load(tmp_path / "one" / "params-rank0.pt")
+    b0, b1 = (torch.load(tmp_path / "two" / f"params-rank{r}.pt") for r in (0, 1))
+    assert torch.allclose(a, b0, atol=1e-6, rtol=0) and torch.equal(b0, b1)
+    report = json.loads((tmp_path / "two" / "results.json").read_text())
+    assert report["metrics"]["world_size"] == 2 and report["claims"][0]["ours"] == 2
+    assert len((tmp_path / "two" / "metrics.jsonl").read_text().splitlines()) == 6  # logged once, by rank 0
+    assert json.loads((tmp_path / "two" / ".iclr25-run.json").read_text())["status"] == "complete"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("runs")]  # no stray folder from rank 1
+
+
+def test_cli_resume_auto_continues_an_interrupted_run(tmp_path: Path) -> None:
+    straight = _toy_cli(tmp_path, "--out", "straight")
+    assert straight.returncode == 0, straight.stderr[-2000:]
+    cut = _toy_cli(tmp_path, "--out", "cut", env={"TOY_STOP_AT": "5"})
+    assert cut.returncode == 130 and "interrupted" in cut.stderr
+    refused = _toy_cli(tmp_path, "--out", "cut")
+    assert refused.returncode == 2 and "incomplete run (interrupted" in refused.stderr
+    resumed = _toy_cli(tmp_path, "--out", "cut", "--resume", "auto")  # continues from step 4
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert torch.equal(
+        torch.load(tmp_path / "straight" / "params-rank0.pt"), torch.load(tmp_path / "cut" / "params-rank0.pt")
+    )
+    again = _toy_cli(tmp_path, "--out", "cut", "--resume", "auto")
+    assert again.returncode == 2 and "nothing to resume" in again.stderr
+    nowhere = _toy_cli(tmp_path, "--resume", "auto")
+    assert nowhere.returncode == 2 and "name that folder" in nowhere.stderr

@@ -49,8 +49,10 @@ def add_run_args(
     parser: argparse.ArgumentParser,
     scales: Sequence[str] = ("quick", "full"),
     default_scale: str = "quick",
+    scale_out: bool = False,
 ) -> None:
-    """Add the flags every run-like command shares (see module docstring)."""
+    """Add the flags every run-like command shares (see module docstring); `scale_out` adds the multi-process
+    flags of verbs whose loops train networks (`add_scale_out_args`)."""
     parser.add_argument("--scale", choices=list(scales), default=default_scale, help="preset (default: %(default)s)")
     parser.add_argument("--config", type=Path, help="YAML file of config overrides, applied before key=value ones")
     parser.add_argument("--out", type=Path, help="run folder (default: runs/<paper>/<command>-<scale>-<time>)")
@@ -59,7 +61,27 @@ def add_run_args(
     parser.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: %(default)s)")
     parser.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
+    if scale_out:
+        add_scale_out_args(parser)
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. lr=0.01")
+
+
+def add_scale_out_args(parser: argparse.ArgumentParser) -> None:
+    """`--devices N|auto`, `--num-nodes`, `--strategy`, `--precision`, `--resume auto|PATH`, `--checkpoint-every`."""
+    parser.add_argument("--devices", default="1", help="processes per node: an integer or 'auto' (every GPU)")
+    parser.add_argument("--num-nodes", type=int, default=1, help="nodes (default: %(default)s)")
+    parser.add_argument("--strategy", default="auto", help="auto, ddp, ddp_spawn or fsdp (default: %(default)s)")
+    parser.add_argument("--precision", help="e.g. 32-true, bf16-mixed (default: bf16-mixed on GPUs with it)")
+    parser.add_argument("--resume", help="'auto': continue the run in --out from its newest checkpoint; or a file")
+    parser.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: the loop's)")
+
+
+def scale_out_from_args(args: argparse.Namespace) -> Any:
+    """The `ScaleOut` the flags of `add_scale_out_args` ask for."""
+    from iclr25.shared.fabric import ScaleOut
+
+    devices = args.devices if args.devices == "auto" else _coerce("--devices", args.devices, int)
+    return ScaleOut(devices, args.num_nodes, args.strategy, args.precision, args.resume, args.checkpoint_every)
 
 
 def parse_overrides(items: Sequence[str]) -> dict[str, str]:
@@ -234,8 +256,11 @@ def check_verb_flags(args: argparse.Namespace, slug: str, command: str, label: s
     """Check a verb's shared flags before any heavy import or data work (wandb installed when asked, the run folder
     usable, `--quiet` applied) and return its run folder: `--out`, or `runs/<slug>/<command>-<label>-<time>`."""
     check_wandb_mode(getattr(args, "wandb", "off"))
+    resume = getattr(args, "resume", None) == "auto"
+    if resume and args.out is None:
+        raise CliError("--resume auto continues the run in --out: name that folder")
     out = args.out or default_run_dir(slug, command, label)
-    check_run_folder(out, getattr(args, "overwrite", False))
+    check_run_folder(out, getattr(args, "overwrite", False), resume)
     set_quiet(getattr(args, "quiet", False))
     return out
 
@@ -253,6 +278,7 @@ def reproduce_command(
 
     out = check_verb_flags(args, slug, "reproduce", args.scale)
     config = build_config(presets[args.scale], args.config, args.overrides)
+    options = {"scale_out": scale_out_from_args(args)} if hasattr(args, "devices") else {}
     if isinstance(run, str):
         module, _, attr = run.partition(":")
         run = getattr(importlib.import_module(module), attr)
@@ -264,6 +290,7 @@ def reproduce_command(
         wandb=args.wandb,
         overwrite=args.overwrite,
         config=config,
+        **options,
     )
     print(claims_table(report.claims))
     print(f"results written to {out}")

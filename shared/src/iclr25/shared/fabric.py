@@ -20,11 +20,50 @@ from __future__ import annotations
 import os
 import random
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 STRATEGIES = ("auto", "ddp", "ddp_spawn", "fsdp")
+PRECISIONS = ("32-true", "64-true", "16-mixed", "bf16-mixed", "bf16-true", "16-true")
 CHECKPOINT = re.compile(r"step-(\d+)\.ckpt")
+
+
+@dataclass(frozen=True)
+class ScaleOut:
+    """How a run's training loops scale out: `--devices`, `--num-nodes`, `--strategy`, `--precision`, `--resume`
+    (`auto`: continue the run in `--out` from its newest checkpoint; or a checkpoint file), `--checkpoint-every`
+    (steps; 0: the loop's own default)."""
+
+    devices: int | str = 1
+    num_nodes: int = 1
+    strategy: str = "auto"
+    precision: str | None = None
+    resume: str | None = None
+    checkpoint_every: int = 0
+
+    def __post_init__(self) -> None:
+        if self.devices != "auto" and (
+            isinstance(self.devices, bool) or not isinstance(self.devices, int) or self.devices < 1
+        ):
+            raise ValueError(f"--devices must be an integer >= 1 or 'auto', got {self.devices!r}")
+        if isinstance(self.num_nodes, bool) or not isinstance(self.num_nodes, int) or self.num_nodes < 1:
+            raise ValueError(f"--num-nodes must be an integer >= 1, got {self.num_nodes!r}")
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"--strategy must be one of {', '.join(STRATEGIES)}; got {self.strategy!r}")
+        if self.precision is not None and self.precision not in PRECISIONS:
+            raise ValueError(f"--precision must be one of {', '.join(PRECISIONS)}; got {self.precision!r}")
+        if (
+            isinstance(self.checkpoint_every, bool)
+            or not isinstance(self.checkpoint_every, int)
+            or self.checkpoint_every < 0
+        ):
+            raise ValueError(f"--checkpoint-every must be an integer >= 0, got {self.checkpoint_every!r}")
+
+    @property
+    def distributed(self) -> bool:
+        """More than one process."""
+        return self.devices == "auto" or self.devices > 1 or self.num_nodes > 1
 
 
 def make_fabric(

@@ -142,3 +142,22 @@ class MetricsLogger:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class NullLogger:
+    """The logger of a process besides rank 0 in a multi-process run: metrics are logged once, by rank 0."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+
+    def log(self, metrics: dict[str, Any], step: int | None = None) -> None:
+        """Record nothing."""
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+    def __enter__(self) -> NullLogger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

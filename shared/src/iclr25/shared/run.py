@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from iclr25.shared.fabric import Checkpointer, ScaleOut
 from iclr25.shared.progress import Progress
 from iclr25.shared.results import Claim, Report, RunExistsError, atomic_write_text, environment
 
@@ -45,6 +46,19 @@ WANDB_MODES = ("off", "offline", "online")
 
 class RunFolderError(ValueError):
     """A run folder that cannot be used: unsafe to replace, not ours, or in use by another run."""
+
+
+RUN_DIR_ENV = "ICLR25_RUN_DIR"  # rank 0's run folder, for the processes a multi-process launch starts
+
+
+def is_follower() -> bool:
+    """True in a process that a multi-process launch (Lightning Fabric, torchrun, SLURM) started besides rank 0:
+    it shares rank 0's run folder and writes nothing of its own."""
+    for name in ("RANK", "LOCAL_RANK", "NODE_RANK", "SLURM_PROCID"):
+        value = os.environ.get(name, "0")
+        if value.isdigit() and int(value) > 0:
+            return True
+    return False
 
 
 # ------------------------------------------------------------------------------------------------ presets
@@ -103,8 +117,11 @@ def read_marker(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and data.get("iclr25_run") == 1 else None
 
 
-def check_run_folder(path: str | Path, overwrite: bool = False) -> None:
-    """Refuse, with one line and before any work, a run folder that a run could not safely use."""
+def check_run_folder(path: str | Path, overwrite: bool = False, resume: bool = False) -> None:
+    """Refuse, with one line and before any work, a run folder that a run could not safely use. With `resume`, a
+    folder holding an incomplete run is taken up again (its checkpoints continue it)."""
+    if is_follower():
+        return
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise RunFolderError(f"{path} exists and is not a folder; choose another --out")
@@ -122,6 +139,10 @@ def check_run_folder(path: str | Path, overwrite: bool = False) -> None:
         raise RunFolderError(
             f"another run (pid {marker.get('pid', '?')}) is writing into {path}; wait or choose another --out"
         )
+    if resume and status != "complete":
+        return
+    if resume and not overwrite:
+        raise RunExistsError(f"{path} already holds a complete run: nothing to resume; choose another --out")
     if not overwrite:
         what = (
             "a complete run"
@@ -160,12 +181,20 @@ class RunFolder:
     """A run folder held by this process: files go into `work`, which is `path` itself or, when an old run is
     being replaced, a temporary sibling renamed onto `path` by `finish()`."""
 
-    def __init__(self, path: str | Path, overwrite: bool = False, *, paper: str = "", command: str = "") -> None:
-        self.path = Path(path)
-        check_run_folder(self.path, overwrite)
+    def __init__(
+        self, path: str | Path, overwrite: bool = False, *, paper: str = "", command: str = "", resume: bool = False
+    ) -> None:
+        self.path = Path(os.environ.get(RUN_DIR_ENV, path)) if is_follower() else Path(path)
         self.info = {"iclr25_run": 1, "paper": paper, "command": command, "pid": os.getpid()}
         self._fds: list[int] = []
-        replacing = self.path.is_dir() and any(p.name != LOCK for p in self.path.iterdir())
+        self.follower = is_follower()
+        if self.follower:  # rank 0 holds the folder, its marker and its lock
+            self.work = self.path
+            return
+        check_run_folder(self.path, overwrite, resume)
+        marker = read_marker(self.path) if self.path.is_dir() else None
+        continuing = resume and marker is not None and marker.get("status") != "complete"
+        replacing = not continuing and self.path.is_dir() and any(p.name != LOCK for p in self.path.iterdir())
         self.path.mkdir(parents=True, exist_ok=True)
         self._hold(self.path)
         if replacing:
@@ -185,6 +214,8 @@ class RunFolder:
         self._fds.append(fd)
 
     def _mark(self, status: str) -> None:
+        if self.follower:
+            return
         self.info["status"] = status
         if status != "running":
             self.info["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
@@ -192,6 +223,8 @@ class RunFolder:
 
     def finish(self) -> None:
         """Mark the run complete and, when replacing an old run, swap the new folder into place."""
+        if self.follower:
+            return
         self._mark("complete")
         if self.work != self.path:
             trash = self.path.parent / f".{self.path.name}.replaced-{secrets.token_hex(3)}"
@@ -205,6 +238,8 @@ class RunFolder:
     def abandon(self, status: str) -> None:
         """Mark the run `status` ("failed", "interrupted"); a replacement's staging folder is removed, the old
         run stays as it was."""
+        if self.follower:
+            return
         if self.work != self.path:
             shutil.rmtree(self.work, ignore_errors=True)
             self.work = self.path
@@ -303,11 +338,14 @@ class Run:
         device: str,
         wandb: str,
         command: str,
+        scale_out: ScaleOut | None = None,
     ) -> None:
         self.slug, self.scale, self.presets, self.config = slug, scale, presets, config
         self.folder, self.seed, self.requested_device, self.wandb, self.command = folder, seed, device, wandb, command
+        self.scale_out = scale_out or ScaleOut()
         self._device: str | None = None
         self._logger: Any = None
+        self._fabric: Any = None
         self.reported: Report | None = None
         self._wall0, self._cpu0 = time.perf_counter(), _cpu_seconds()
 
@@ -327,8 +365,31 @@ class Run:
         return self._device
 
     @property
+    def fabric(self) -> Any:
+        """A launched Lightning Fabric for this run's `--devices/--num-nodes/--strategy/--precision` (one process
+        unless asked for more; see `iclr25.shared.fabric`). The processes it starts share this run folder."""
+        if self._fabric is None:
+            from iclr25.shared.fabric import make_fabric
+
+            s = self.scale_out
+            os.environ[RUN_DIR_ENV] = str(self.folder.work.resolve())
+            self._fabric = make_fabric(self.requested_device, s.devices, s.num_nodes, s.strategy, s.precision)
+            self._fabric.launch()
+        return self._fabric
+
+    def checkpointer(self, every: int, keep: int = 2) -> Checkpointer:
+        """Checkpoints in `<run folder>/checkpoints` every `every` steps (`--checkpoint-every` overrides it);
+        `checkpointer.resume(run.scale_out.resume, state, fabric)` continues a run."""
+        return Checkpointer(self.dir / "checkpoints", self.scale_out.checkpoint_every or every, keep)
+
+    @property
     def logger(self) -> Any:
-        """A `MetricsLogger` writing metrics.jsonl/csv into the run folder (and wandb when asked)."""
+        """A `MetricsLogger` writing metrics.jsonl/csv into the run folder (and wandb when asked); in a process
+        besides rank 0 of a multi-process run, a logger that records nothing."""
+        if self._logger is None and self.folder.follower:
+            from iclr25.shared.logging import NullLogger
+
+            self._logger = NullLogger()
         if self._logger is None:
             from iclr25.shared.logging import MetricsLogger
 
@@ -377,7 +438,8 @@ class Run:
             environment={**run_environment(self.slug), **(environment or {})},
         )
         self.close_logger()
-        report.write(self.dir)
+        if not self.folder.follower:
+            report.write(self.dir)
         self.folder.finish()
         self.reported = report
         return report
@@ -401,6 +463,7 @@ def start_run(
     overwrite: bool = False,
     config: Any = None,
     command: str = "reproduce",
+    scale_out: ScaleOut | None = None,
 ) -> Iterator[Run]:
     """Open a run: look the preset up once, check the flags, claim the run folder (marker + lock) and yield a
     `Run`. The folder stays marked incomplete ("failed", "interrupted") unless `run.report(...)` is reached."""
@@ -414,8 +477,24 @@ def start_run(
         from iclr25.shared.device import pick_device
 
         pick_device(device)
-    folder = RunFolder(out or default_run_dir(slug, command, scale), overwrite, paper=slug, command=command)
-    run = Run(slug, scale, presets, resolved, folder, seed=seed, device=device, wandb=wandb, command=command)
+    resume = scale_out is not None and scale_out.resume == "auto"
+    if resume and out is None:
+        raise ValueError("--resume auto continues the run in --out: name that folder")
+    folder = RunFolder(
+        out or default_run_dir(slug, command, scale), overwrite, paper=slug, command=command, resume=resume
+    )
+    run = Run(
+        slug,
+        scale,
+        presets,
+        resolved,
+        folder,
+        seed=seed,
+        device=device,
+        wandb=wandb,
+        command=command,
+        scale_out=scale_out,
+    )
     try:
         yield run
     except BaseException as e:
