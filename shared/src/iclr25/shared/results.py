@@ -147,7 +147,13 @@ class Report:
         path = Path(path)
         if path.is_dir():
             path = path / RESULTS_FILE
-        return cls.from_dict(json.loads(path.read_text()))
+        try:
+            data = json.loads(path.read_text())
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ValueError(f"{path} is not a results.json (not JSON text: {type(e).__name__})") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path} is not a results.json (not a JSON object)")
+        return cls.from_dict(data)
 
     def to_markdown(self) -> str:
         """The human-readable report: claims table, metrics, throughput, environment."""
