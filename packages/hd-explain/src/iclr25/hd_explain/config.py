@@ -59,6 +59,7 @@ class Config:
     image_dataset: str = "cifar10"  # falls back to random-label synthetic images when data_dir has no CIFAR-10
     data_dir: str = ""
     image_train_size: int = 0  # 0: the whole training set (synthetic: 5000 images)
+    image_size: int = 32  # side of the synthetic images (CIFAR-10 is 32)
     image_seeds: int = 30
     pool_every: int = 10
     image_epochs: int = 30
@@ -104,6 +105,7 @@ class Config:
         if not isinstance(self.data_dir, str):
             raise ValueError(f"data_dir must be a folder path (text), got {self.data_dir!r}")
         check_int_at_least("image_train_size", self.image_train_size, 0)
+        check_int_at_least("image_size", self.image_size, 4)
         check_int_at_least("image_seeds", self.image_seeds, 1)
         check_int_at_least("pool_every", self.pool_every, 1)
         check_int_at_least("image_epochs", self.image_epochs, 0)

@@ -224,7 +224,11 @@ def _image_data(cfg: Config, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
     n = cfg.image_train_size or 5000
     rng = np.random.default_rng(seed)
     why = "synthetic" if cfg.image_dataset == "synthetic" else "synthetic (no CIFAR-10 batches in data_dir)"
-    return rng.standard_normal((n, 3, 32, 32)).astype(np.float32), rng.integers(0, 10, n).astype(np.int64), why
+    return (
+        rng.standard_normal((n, 3, cfg.image_size, cfg.image_size)).astype(np.float32),
+        rng.integers(0, 10, n).astype(np.int64),
+        why,
+    )
 
 
 def _images(cfg: Config, run: Any, seed: int) -> dict[str, Any]:
