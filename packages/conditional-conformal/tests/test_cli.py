@@ -64,6 +64,16 @@ def test_bad_input_is_one_line(table, tmp_path, capsys, extra, message):
     assert code == 2 and len(err.splitlines()) == 1 and message in err, err
 
 
+def test_binary_file_is_refused_naming_it(tmp_path, capsys):
+    import pickle
+
+    path = tmp_path / "y.csv"
+    path.write_bytes(pickle.dumps({"a": object.__new__(object).__class__}, protocol=2) + bytes(range(256)))
+    assert main(["fit-predict", "--data", str(path), "--target", "y", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(path) in err and not (tmp_path / "o").exists()
+
+
 def test_missing_file_and_unknown_method(tmp_path, capsys):
     assert main(["fit-predict", "--data", str(tmp_path / "none.csv"), "--target", "y"]) == 2
     assert "no such file" in capsys.readouterr().err

@@ -58,8 +58,13 @@ def _read_table(path: Path, target: str, features: str | None) -> tuple[list[str
     """Header check and numeric rows, before numpy/torch load."""
     if not path.is_file():
         raise CliError(f"--data: no such file {path}")
-    with open(path, newline="") as fh:
-        rows = [r for r in csv.reader(fh) if r]
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows = [r for r in csv.reader(fh) if r]
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise CliError(
+            f"--data {path} is not a text CSV file ({type(e).__name__}); give a comma-separated table"
+        ) from None
     if len(rows) < 2:
         raise CliError(f"--data {path} has no data rows")
     header = [h.strip() for h in rows[0]]
