@@ -151,5 +151,5 @@ def test_config_rejects_bad_values():
         {"noise_scale": float("nan")},
         {"digits_pool": 1797},
     ):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=next(iter(bad)).split("_")[0]):
             Config(**bad)

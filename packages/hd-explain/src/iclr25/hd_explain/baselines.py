@@ -1,4 +1,4 @@
-"""Baselines of HD-Explain's evaluation (arXiv 2403.15576, Sec. 5), behind the same `Explainer` interface.
+"""Baselines of HD-Explain's evaluation (arXiv 2403.15576, experiments), behind the same `Explainer` interface.
 
 All use the model's predicted label for test points and return the largest scores (proponents).
 - `InfluenceExplainer`: influence functions (Koh & Liang 2017) on the last linear layer (W, b):

@@ -27,7 +27,7 @@ class Config:
     """
 
     sections: tuple[str, ...] = ("rectangular", "digits", "mislabel")
-    # shared protocol (official experiments/explainability.py, spec Sec. 5)
+    # shared protocol (official experiments/explainability.py, the paper's hit rate / coverage)
     probes: int = 100  # test points per seed, drawn with replacement
     k: int = 3  # top-k of the hit rate / coverage
     noise_scale: float = 0.01  # half-width of the uniform noise = noise_scale * Var(selected inputs)

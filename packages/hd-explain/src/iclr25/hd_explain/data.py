@@ -1,4 +1,4 @@
-"""Data for HD-Explain (arXiv 2403.15576, Sec. 5.1): the paper's synthetic sets, digits, and real-format loaders.
+"""Data for HD-Explain (arXiv 2403.15576, experiments): the paper's synthetic sets, digits, and real-format loaders.
 
 - `rectangular`: 4 x 4 grid of cells on [-2, 2]^2, each cell a random class of C = 4, 500 uniform points
   (official dataloaders/synthetic.py, seed 42: the same legacy RandomState stream, so the same data).

@@ -1,4 +1,4 @@
-"""Evaluation protocols of HD-Explain (arXiv 2403.15576, Sec. 5.2-5.4; official experiments/*.py).
+"""Evaluation protocols of HD-Explain (arXiv 2403.15576; official experiments/*.py).
 
 - Hit rate / coverage (`perturbation_explanation` in the official code): draw `size` pool indices with
   replacement (np.random.choice under the run seed), perturb them (uniform noise of half-width

@@ -1,14 +1,14 @@
-"""HD-Explain: example-based explanations from the kernelized Stein discrepancy (arXiv 2403.15576, Sec. 4).
+"""HD-Explain: example-based explanations from the kernelized Stein discrepancy (arXiv 2403.15576).
 
-A point (x, y) is lifted to d = [vec x, onehot y] (Sec. 4.1) and the trained classifier f_theta is read
+A point (x, y) is lifted to d = [vec x, onehot y] and the trained classifier f_theta is read
 as the density p(d) proportional to p(y|x) with a uniform marginal on x, so its score is
 s = [grad_x log f_y(x), f(x)] (the label block is the softmax vector, as in the official code). The
-support of training point i for a test prediction is the Stein kernel kappa(d_test, d_i) (Eq. 6-7);
+support of training point i for a test prediction is the Stein kernel kappa(d_test, d_i) (the KSD kernel);
 the explanation is the top-k training points. Test points use the model's predicted label, training
 points their given label. HD-Explain* (`representation=True`) replaces x by the penultimate features
 h(x) and differentiates log softmax(W h + b)_y wrt h. One input-gradient per point, cached at `fit`.
 
-Data debugging (Sec. 5.4): the self-score kappa(d_i, d_i) (RBF: |s_i|^2 + D/h) ranks training points,
+Data debugging: the self-score kappa(d_i, d_i) (RBF: |s_i|^2 + D/h) ranks training points,
 large first.
 """
 
@@ -61,7 +61,7 @@ def augmented_scores(
     batch_size: int = 256,
     dtype: torch.dtype = torch.float64,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(D, S) of shape (n, dim + C): d = [x or h(x), onehot y], s = [grad log f_y wrt x or h, f(x)] (Sec. 4.1).
+    """(D, S) of shape (n, dim + C): d = [x or h(x), onehot y], s = [grad log f_y wrt x or h, f(x)].
 
     Batched: log f_y of different rows do not interact (the model must be in eval mode), so the gradient
     of their sum gives every row's input-gradient in one backward pass.
@@ -194,7 +194,7 @@ class HDExplainer(Explainer):
         return stein_kernel(D1, self.D, S1, self.S, "imq")
 
     def score(self, X_test: Any) -> torch.Tensor:
-        """kappa(d_test, d_i) for every test point and training point (n_test, n_train) (Eq. 7)."""
+        """kappa(d_test, d_i) for every test point and training point (n_test, n_train)."""
         if self.n_train == 0:
             raise ValueError("call fit(X, y) before score")
         Dt, St = self.test_points(X_test)

@@ -1,6 +1,6 @@
 """Slow, obviously-correct forms the fast code is tested against (HD-Explain, arXiv 2403.15576).
 
-- `stein_kernel_autograd`: the Stein kernel of Eq. 6 built term by term with torch.autograd on the base
+- `stein_kernel_autograd`: the Stein kernel s.s'k + s.grad'k + s'.grad k + tr grad grad'k built term by term with torch.autograd on the base
   kernel, one pair at a time, the mixed second derivative traced coordinate by coordinate.
 - `scores_loop`: the augmented point d = [x, onehot(y)] and score s = [grad_x log f_y(x), f(x)] of one
   point at a time.

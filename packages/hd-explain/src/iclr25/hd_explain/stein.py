@@ -1,7 +1,7 @@
-"""Stein kernels of HD-Explain (Sarvmaili, Sajjad & Wu, ICLR 2025, arXiv 2403.15576, Sec. 4).
+"""Stein kernels of HD-Explain (Sarvmaili, Sajjad & Wu, ICLR 2025, arXiv 2403.15576).
 
 For augmented points d = [x, onehot(y)] with scores s = [grad_x log f_y(x), f(x)] the Langevin Stein
-kernel of a base kernel k is (paper Eq. 6)
+kernel of a base kernel k is (Liu, Lee & Jordan 2016; the paper's model-dependent kernel)
 
     kappa(d, d') = s.s' k + s.grad_{d'} k + s'.grad_d k + tr(grad_d grad_{d'} k).
 
@@ -53,7 +53,7 @@ def stein_kernel_rbf(
 ) -> torch.Tensor:
     """RBF Stein kernel, k = exp(-r^2 / (2h)): kappa = k [s.s' + delta.(s - s')/h + (D - r^2/h)/h]  (n1, n2).
 
-    `parts` keeps a subset of the three terms (the paper's Eq. 6 has all; ("score",) is the
+    `parts` keeps a subset of the three terms (the method uses all; ("score",) is the
     "term 1 only" ablation k s.s').
     """
     _check(D1, D2, S1, S2)
