@@ -1,8 +1,12 @@
 """The claim gate: the `ci` preset (maze temporal distance, clean and noisy walls) and its gated claims."""
 
+import re
+from dataclasses import replace
+
 import pytest
 
-from iclr25.etd_exploration.reproduce import PRESETS, run
+from iclr25.etd_exploration.config import PRESETS, Config, MazeConfig, PPOConfig
+from iclr25.etd_exploration.reproduce import run
 
 
 @pytest.fixture(scope="module")
@@ -35,3 +39,34 @@ def test_presets_are_consistent():
     assert PRESETS["full"].full_envs and PRESETS["full"].full_frames >= 1_000_000
     with pytest.raises(ValueError, match="scale must be one of"):
         run("huge")
+
+
+@pytest.mark.parametrize(
+    ("cls", "changes", "message"),
+    [
+        (Config, {"maze_steps": 0}, "maze_steps must be an integer >= 1"),
+        (Config, {"maze_lr": -1.0}, "maze_lr must be > 0"),
+        (Config, {"ppo_seeds": 0}, "ppo_seeds must be an integer >= 1"),
+        (Config, {"ext_coef": float("nan")}, "ext_coef must be a finite number"),
+        (Config, {"ppo_methods": ()}, "ppo_methods must not be empty"),
+        (Config, {"full_envs": ("MiniGrid-DoorKey-16x16-v0",)}, "full_frames must be an integer >= 1"),
+        (Config, {"threads": 0}, "threads must be an integer >= 1"),
+        (PPOConfig, {"lr": float("inf")}, "lr must be a finite number"),
+        (PPOConfig, {"n_envs": 0}, "n_envs must be an integer >= 1"),
+        (PPOConfig, {"intrinsic": "deir"}, "intrinsic must be one of"),
+        (MazeConfig, {"energy": "l1"}, "energy must be one of"),
+        (MazeConfig, {"data_steps": 10}, "data_steps must be an integer >= 50"),
+    ],
+)
+def test_configs_reject_bad_values(cls, changes, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        cls(**changes)
+
+
+def test_a_bad_scale_or_device_is_refused_before_the_run_folder_is_made(tmp_path):
+    with pytest.raises(ValueError, match="scale must be one of"):
+        run("huge", tmp_path / "r")
+    with pytest.raises(ValueError, match="device must be one of"):
+        run("ci", tmp_path / "r", device="tpu")
+    assert not (tmp_path / "r").exists()
+    assert replace(PRESETS["ci"], maze_steps=1).maze_steps == 1

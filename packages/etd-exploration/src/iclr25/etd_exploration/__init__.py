@@ -6,10 +6,8 @@ Public names are exported lazily: importing this package does not import torch.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from iclr25.shared.paper import Paper
+from iclr25.shared.run import lazy_exports
 
 PAPER = Paper(
     slug="etd-exploration",
@@ -23,7 +21,7 @@ PAPER = Paper(
     scales=("ci", "quick", "full"),
 )
 
-_EXPORTS: dict[str, str] = {
+_EXPORTS: dict[str, str] = {  # public name -> submodule
     "mrn_distance": "etd",
     "mrn_pairwise": "etd",
     "pair_distance": "etd",
@@ -49,20 +47,15 @@ _EXPORTS: dict[str, str] = {
     "make_env": "envs",
     "register_extra_envs": "envs",
     "VecEnv": "envs",
-    "PPOConfig": "ppo",
+    "PPOConfig": "config",
     "train": "ppo",
     "evaluate_policy": "ppo",
     "successor_distance_matrix": "analysis",
     "pairwise_spearman": "analysis",
     "goal_spearman": "analysis",
-    "MazeConfig": "maze",
+    "MazeConfig": "config",
     "run_maze": "maze",
 }
 
 __all__ = ["PAPER", *sorted(_EXPORTS)]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

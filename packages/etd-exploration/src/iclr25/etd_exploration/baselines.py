@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from iclr25.etd_exploration.config import INTRINSICS as _INTRINSICS
 from iclr25.etd_exploration.etd import make_encoder
 
 
@@ -222,4 +223,4 @@ def make_intrinsic(name: str, obs_shape: tuple[int, ...], n_envs: int, **kwargs:
     return table[name](obs_shape, n_envs, **kwargs)
 
 
-INTRINSICS = ("etd", "none", "count", "rnd", "noveld", "e3b")
+INTRINSICS = _INTRINSICS  # the names make_intrinsic builds (one list, in config.py)

@@ -7,14 +7,43 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
+from iclr25.etd_exploration.config import ENERGIES, INTRINSICS
 from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
+from iclr25.shared.progress import set_quiet
+from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder
 
 PROG = "iclr25-etd-exploration"
 SLUG = "etd-exploration"
-INTRINSICS = ("etd", "none", "count", "rnd", "noveld", "e3b")
+
+
+def _add_folder_args(parser: argparse.ArgumentParser, command: str, seed: int = 0) -> None:
+    """The shared flags of a verb that writes a run folder."""
+    parser.add_argument("--out", type=Path, help=f"run folder (default: runs/{SLUG}/{command}-<...>-<time>)")
+    parser.add_argument("--seed", type=int, default=seed, help="random seed (default: %(default)s)")
+    parser.add_argument("--device", choices=DEVICES, default="auto", help="compute device (default: %(default)s)")
+    parser.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: %(default)s)")
+    parser.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def _check_folder_args(args: argparse.Namespace) -> None:
+    """Refuse a bad --out, --seed or a missing wandb before any heavy import or work."""
+    if not 0 <= args.seed < 2**32:
+        raise CliError(f"--seed must be an integer in [0, 2**32), got {args.seed}")
+    if args.out is not None:
+        check_run_folder(args.out, args.overwrite)
+    if args.wandb != "off":
+        import importlib.util
+
+        if importlib.util.find_spec("wandb") is None:
+            raise CliError(
+                f"--wandb {args.wandb} needs wandb, which is not installed: pip install 'iclr25-shared[wandb]'"
+            )
+    set_quiet(args.quiet)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,11 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--env", default="MiniGrid-DoorKey-8x8-v0", help="MiniGrid id (default: %(default)s)")
     tr.add_argument("--intrinsic", choices=INTRINSICS, default="etd", help="intrinsic reward (default: %(default)s)")
     tr.add_argument("--frames", type=float, default=1e5, help="environment frames (default: %(default)g)")
-    tr.add_argument("--out", type=Path, help="run folder (default: runs/etd-exploration/train-<time>)")
-    tr.add_argument("--seed", type=int, default=0)
-    tr.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto")
-    tr.add_argument("--wandb", choices=("off", "offline", "online"), default="off")
-    tr.add_argument("--overwrite", action="store_true", help="replace an existing run folder")
+    _add_folder_args(tr, "train")
     tr.add_argument("--eval-episodes", type=int, default=5, help="evaluation episodes after training (default: 5)")
     tr.add_argument("overrides", nargs="*", metavar="key=value", help="PPOConfig overrides, e.g. n_envs=8")
 
@@ -44,59 +69,64 @@ def _parser() -> argparse.ArgumentParser:
     dm = sub.add_parser("distance-map", help="learn the temporal distance on the spiral maze and plot d(s, goal)")
     dm.add_argument("--noise", action="store_true", help="random wall colours at every observation")
     dm.add_argument("--steps", type=int, default=800)
-    dm.add_argument("--energy", choices=("mrn_pot", "mrn", "l2", "cos", "dot"), default="mrn_pot")
-    dm.add_argument("--seed", type=int, default=0)
-    dm.add_argument("--out", type=Path, default=Path("distance_map.png"), help="PNG path (default: %(default)s)")
+    dm.add_argument("--energy", choices=ENERGIES, default="mrn_pot")
+    _add_folder_args(dm, "distance-map")
     return parser
 
 
 def _train(args: argparse.Namespace) -> int:
-    import torch
-
-    from iclr25.etd_exploration.ppo import PPOConfig, evaluate_policy, late_mean, train
-    from iclr25.shared.cli import apply_overrides, default_run_dir, parse_overrides
-    from iclr25.shared.device import pick_device
-    from iclr25.shared.logging import MetricsLogger
-    from iclr25.shared.results import atomic_write_json, prepare_run_dir
-
-    if args.frames <= 0:
+    if not math.isfinite(args.frames) or args.frames < 1:
         raise CliError(f"--frames must be positive, got {args.frames:g}")
     if args.eval_episodes < 1:
         raise CliError(f"--eval-episodes must be >= 1, got {args.eval_episodes}")
+    from iclr25.etd_exploration.config import PPOConfig
+    from iclr25.shared.cli import apply_overrides, parse_overrides
+
     cfg = PPOConfig(env_id=args.env, intrinsic=args.intrinsic, total_frames=int(args.frames), seed=args.seed)
     cfg = apply_overrides(cfg, parse_overrides(args.overrides))
+    _check_folder_args(args)
+
+    import torch
+
     from iclr25.etd_exploration.envs import make_env
+    from iclr25.etd_exploration.ppo import evaluate_policy, late_mean, train
+    from iclr25.shared.device import pick_device
+    from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.results import atomic_write_json
+    from iclr25.shared.run import default_run_dir, open_run_folder
 
     make_env(cfg.env_id).close()  # fail fast on an unknown id
     device = pick_device(args.device)
-    run_dir = prepare_run_dir(args.out or default_run_dir(SLUG, "train", args.intrinsic), args.overwrite)
-    with MetricsLogger(run_dir, wandb=args.wandb, name=f"{SLUG}-train", config=cfg.__dict__) as log:
-        res = train(cfg, device=device, log=log)
-    torch.save({"config": res["config"], "policy": res["policy"].state_dict()}, run_dir / "policy.pt")
-    summary = {
-        "frames": res["frames"],
-        "fps": res["fps"],
-        "intrinsic_fraction": res["intrinsic_fraction"],
-        "late_return": late_mean(res["episodes"], "return", res["frames"]),
-        "late_success": late_mean(res["episodes"], "success", res["frames"]),
-        "late_unique_cells": late_mean(res["episodes"], "unique_cells", res["frames"]),
-        "eval": evaluate_policy(
-            res["policy"], cfg.env_id, args.eval_episodes, noise_scale=cfg.noise_scale, device=device
-        ),
-    }
-    atomic_write_json(run_dir / "summary.json", summary)
+    target = args.out or default_run_dir(SLUG, "train", args.intrinsic)
+    with open_run_folder(target, args.overwrite, paper=SLUG, command="train") as run_dir:
+        with MetricsLogger(run_dir, wandb=args.wandb, name=f"{SLUG}-train", config=cfg.__dict__) as log:
+            res = train(cfg, device=device, log=log)
+        torch.save({"config": res["config"], "policy": res["policy"].state_dict()}, run_dir / "policy.pt")
+        summary = {
+            "frames": res["frames"],
+            "fps": res["fps"],
+            "intrinsic_fraction": res["intrinsic_fraction"],
+            "late_return": late_mean(res["episodes"], "return", res["frames"]),
+            "late_success": late_mean(res["episodes"], "success", res["frames"]),
+            "late_unique_cells": late_mean(res["episodes"], "unique_cells", res["frames"]),
+            "eval": evaluate_policy(
+                res["policy"], cfg.env_id, args.eval_episodes, noise_scale=cfg.noise_scale, device=device
+            ),
+        }
+        atomic_write_json(run_dir / "summary.json", summary)
     print(json.dumps(summary, indent=2))
-    print(f"run written to {run_dir}")
+    print(f"run written to {target}")
     return 0
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from iclr25.etd_exploration.envs import VecEnv
-    from iclr25.etd_exploration.ppo import ActorCritic, evaluate_policy
-
+    if args.episodes < 1:
+        raise CliError(f"--episodes must be >= 1, got {args.episodes}")
     path = args.run / "policy.pt" if args.run.is_dir() else args.run
     if not path.is_file():
         raise CliError(f"{path} does not exist; pass a run folder written by `train`")
+    from iclr25.etd_exploration.envs import VecEnv
+    from iclr25.etd_exploration.ppo import ActorCritic, evaluate_policy
     from iclr25.shared.safeload import load_checkpoint
 
     what = f"policy.pt written by `{PROG} train`"  # weights only: nothing in the file runs
@@ -119,27 +149,45 @@ def _eval(args: argparse.Namespace) -> int:
 def _distance_map(args: argparse.Namespace) -> int:
     if args.steps < 1:
         raise CliError(f"--steps must be >= 1, got {args.steps}")
+    from iclr25.etd_exploration.config import MazeConfig
+
+    cfg = MazeConfig(noise=args.noise, steps=args.steps, energy=args.energy)
+    _check_folder_args(args)
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from iclr25.etd_exploration.maze import MazeConfig, evaluate_maze, train_maze_critic
-    from iclr25.shared.results import save_figure
+    from iclr25.etd_exploration.maze import evaluate_maze, train_maze_critic
+    from iclr25.shared.device import pick_device
+    from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.results import atomic_write_json, save_figure
+    from iclr25.shared.run import default_run_dir, open_run_folder
 
-    cfg = MazeConfig(noise=args.noise, steps=args.steps, energy=args.energy)
-    critic, maze, _ = train_maze_critic(cfg, args.seed)
-    metrics = evaluate_maze(critic, maze, cfg, args.seed)
-    img = np.full(maze.free.shape, np.nan)
-    img[maze.free] = metrics["d_to_goal"]
-    fig, ax = plt.subplots(figsize=(4.5, 4))
-    im = ax.imshow(img, cmap="viridis")
-    fig.colorbar(im, ax=ax)
-    ax.set_title(f"learned d(s, (1,1)), {'noisy' if args.noise else 'clean'} walls", fontsize=9)
-    save_figure(fig, args.out)
+    device = pick_device(args.device)
+    walls = "noisy" if args.noise else "clean"
+    target = args.out or default_run_dir(SLUG, "distance-map", walls)
+    with open_run_folder(target, args.overwrite, paper=SLUG, command="distance-map") as run_dir:
+        critic, maze, stats = train_maze_critic(cfg, args.seed, device)
+        metrics = evaluate_maze(critic, maze, cfg, args.seed)
+        config = {**cfg.__dict__, "seed": args.seed}
+        with MetricsLogger(run_dir, wandb=args.wandb, name=f"{SLUG}-distance-map", config=config) as log:
+            for step, (loss, acc) in enumerate(zip(stats["loss"], stats["acc"], strict=True), 1):
+                log.log({"loss": loss, "acc": acc}, step=step)
+        img = np.full(maze.free.shape, np.nan)
+        img[maze.free] = metrics["d_to_goal"]
+        fig, ax = plt.subplots(figsize=(4.5, 4))
+        im = ax.imshow(img, cmap="viridis")
+        fig.colorbar(im, ax=ax)
+        ax.set_title(f"learned d(s, (1,1)), {walls} walls", fontsize=9)
+        save_figure(fig, run_dir / "distance_map.png")
+        summary = {"config": config, "learned": metrics["learned"], "pixel": metrics["pixel"]}
+        summary |= {"train_s": stats["train_s"], "d_to_goal": metrics["d_to_goal"]}
+        atomic_write_json(run_dir / "summary.json", summary)
     print(json.dumps(metrics["learned"], indent=2))
-    print(f"figure written to {args.out}")
+    print(f"figure written to {target / 'distance_map.png'}")
     return 0
 
 
@@ -148,9 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of `iclr25-etd-exploration`."""
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == "reproduce":
-        from iclr25.etd_exploration.reproduce import PRESETS, run
+        from iclr25.etd_exploration.config import PRESETS
 
-        return reproduce_command(SLUG, args, run, PRESETS)
+        return reproduce_command(SLUG, args, "iclr25.etd_exploration.reproduce:run", PRESETS)
     if args.command == "train":
         return _train(args)
     if args.command == "eval":

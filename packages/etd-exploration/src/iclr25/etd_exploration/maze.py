@@ -8,12 +8,12 @@ is then compared with shortest-path (BFS) distances by rank correlation.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from iclr25.etd_exploration.analysis import goal_spearman, pairwise_spearman, spearman
+from iclr25.etd_exploration.config import MazeConfig
 from iclr25.etd_exploration.data import SpiralMaze, random_walk_dataset
 from iclr25.etd_exploration.etd import (
     TemporalDistanceCritic,
@@ -22,26 +22,7 @@ from iclr25.etd_exploration.etd import (
     pair_distance,
     sample_future_indices,
 )
-
-
-@dataclass(frozen=True)
-class MazeConfig:
-    """Distance learning on the spiral maze (spec §6a: 20k random-walk steps, 800 Adam steps)."""
-
-    noise: bool = False
-    data_steps: int = 20_000
-    episode_len: int = 50  # official demo
-    steps: int = 800
-    batch_size: int = 256
-    lr: float = 1e-3
-    gamma: float = 0.99  # official demo
-    energy: str = "mrn_pot"
-    loss: str = "infonce_symmetric"
-    hidden_dim: int = 256
-    emb_dim: int = 64
-    goal: tuple[int, int] = (1, 1)
-    max_pair_bfs: int = 15
-    goal_radius: int = 20
+from iclr25.shared.progress import progress
 
 
 def train_maze_critic(cfg: MazeConfig, seed: int = 0, device: str = "cpu"):
@@ -63,7 +44,8 @@ def train_maze_critic(cfg: MazeConfig, seed: int = 0, device: str = "cpu"):
     opt = torch.optim.Adam(critic.parameters(), lr=cfg.lr)
     losses, accs = [], []
     start = time.perf_counter()
-    for _ in range(cfg.steps):
+    walls = "noisy" if cfg.noise else "clean"
+    for _ in progress(range(cfg.steps), desc=f"maze critic ({walls} walls)", unit="step"):
         e = rng.integers(0, E, cfg.batch_size)
         t = rng.integers(0, T, cfg.batch_size)
         pos_t, _ = sample_future_indices(dones[e].T, cfg.gamma, rng)  # time is the first axis: (T, B)

@@ -10,7 +10,7 @@ Defaults are the official `src/train.py` values (16 envs, 512 steps, minibatch 5
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -19,39 +19,10 @@ from torch import Tensor, nn
 from torch.distributions import Categorical
 
 from iclr25.etd_exploration.baselines import make_intrinsic
+from iclr25.etd_exploration.config import PPOConfig
 from iclr25.etd_exploration.envs import VecEnv
 from iclr25.etd_exploration.etd import MiniGridCNN, RewardNormalizer
-
-
-@dataclass(frozen=True)
-class PPOConfig:
-    """One PPO run; defaults follow the official `src/train.py` (bracketed values in the spec are script values)."""
-
-    env_id: str = "MiniGrid-DoorKey-8x8-v0"
-    intrinsic: str = "etd"
-    total_frames: int = 200_000
-    n_envs: int = 16
-    n_steps: int = 512
-    batch_size: int = 512
-    n_epochs: int = 4
-    lr: float = 3e-4
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip: float = 0.2
-    ent_coef: float = 1e-2
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    ext_coef: float = 1.0
-    int_coef: float = 1e-2  # int_rew_coef (README command)
-    features_dim: int = 64  # policy features
-    model_features_dim: int = 128  # ETD CNN features (src/train.py)
-    model_lr: float = 3e-4
-    gamma_future: float = 0.99  # positives' discount = PPO's gamma in the official code
-    noise_scale: float = 0.0  # image_noise_scale
-    adv_norm: str = "ema"  # "ema" (official: per-env EMA mean, scalar EMA variance) or "batch"
-    boundary: str = "correct"  # "official" keeps the official off-by-one episode boundary
-    stale_features: bool = False  # True keeps the official never-refreshed memory features
-    seed: int = 0
+from iclr25.shared.progress import progress
 
 
 class ActorCritic(nn.Module):
@@ -128,6 +99,7 @@ def train(cfg: PPOConfig, device: str = "cpu", log: Any = None, visitation: bool
     episodes: list[dict[str, float]] = []
     curve: list[dict[str, float]] = []
     t_int = t_total = 0.0
+    bar = progress(total=cfg.total_frames, desc=f"PPO {cfg.intrinsic} {cfg.env_id}", unit="frame")
     while frames < cfg.total_frames:
         start = time.perf_counter()
         buf_obs = np.zeros((T, N, *envs.obs_shape), dtype=obs.dtype)
@@ -212,6 +184,8 @@ def train(cfg: PPOConfig, device: str = "cpu", log: Any = None, visitation: bool
         curve.append(row)
         if log is not None:
             log.log({f"{cfg.intrinsic}/{k}": v for k, v in row.items()}, step=frames)
+        bar.update(T * N)
+    bar.close()
     return {
         "config": asdict(cfg),
         "curve": curve,

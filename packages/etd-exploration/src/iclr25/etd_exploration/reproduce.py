@@ -11,73 +11,22 @@ Claims (spec §6a, §9.6, §9.8):
 
 from __future__ import annotations
 
-import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from iclr25.shared.cli import rerun_command, resolve_preset
-from iclr25.shared.results import Claim, Report, prepare_run_dir, save_figure
+from iclr25.etd_exploration.config import PRESETS, Config
+from iclr25.shared.results import Claim, Report, save_figure
+from iclr25.shared.run import Run, start_run
 
 SLUG = "etd-exploration"
 
 
-@dataclass(frozen=True)
-class Config:
-    """Quick: `iclr25-etd-exploration reproduce --scale quick` (~5 min on 2 idle CPU cores) reaches rho_pairs ~0.96.
-
-    ci: `--scale ci`, the maze part of quick with the same settings (the claim gate, ~1-1.5 min of CPU). full: `--scale full --device cuda`, the MiniGrid suite,
-    7 methods x 5 tasks x 3 seeds at 10M frames each (hundreds of GPU-hours at the official loop's speed; the
-    PPO loop is CPU-bound by the MiniGrid envs, see README).
-    """
-
-    maze_steps: int = 800  # spec §6a
-    maze_batch: int = 256  # spec §6a
-    maze_data_steps: int = 20_000  # spec §6a
-    maze_lr: float = 1e-3  # spec §6a
-    ppo_env: str = "MiniGrid-FourRooms-v0"
-    ppo_methods: tuple[str, ...] = ("etd", "none", "count")
-    ppo_seeds: int = 1
-    ppo_frames: int = 8_192  # spec §6a suggests ~40k; cut to fit the CPU budget
-    ppo_envs: int = 8
-    ppo_steps: int = 128
-    ppo_batch: int = 256
-    ppo_epochs: int = 4
-    ext_coef: float = 0.0  # reward-free in quick; 1.0 in the official recipe
-    int_coef: float = 1e-2  # official int_rew_coef
-    full_envs: tuple[str, ...] = ()  # MiniGrid tasks with extrinsic reward (full preset)
-    full_frames: int = 0
-    threads: int = 1  # more threads only pay off on idle cores; the loop is dominated by small ops
-
-
-PRESETS: dict[str, Config] = {
-    "ci": Config(ppo_frames=0),  # the maze part of quick, unchanged: the claim gate
-    "quick": Config(),
-    "full": Config(
-        ppo_env="MiniGrid-DoorKey-8x8-v0",
-        ppo_methods=("etd", "none", "count", "rnd", "noveld", "e3b"),
-        ppo_seeds=3,
-        ppo_frames=1_000_000,
-        ppo_envs=16,
-        ppo_steps=512,
-        ppo_batch=512,
-        full_envs=(
-            "MiniGrid-DoorKey-16x16-v0",
-            "MiniGrid-KeyCorridorS6R3-v0",
-            "MiniGrid-MultiRoom-N6-v0",
-            "MiniGrid-ObstructedMaze-2Q-v0",
-            "MiniGrid-ObstructedMaze-Full-v0",
-        ),
-        full_frames=10_000_000,
-        threads=4,
-    ),
-}
-
-
 def _maze_part(cfg: Config, seed: int, device: str) -> dict[str, Any]:
-    from iclr25.etd_exploration.maze import MazeConfig, run_maze
+    from iclr25.etd_exploration.config import MazeConfig
+    from iclr25.etd_exploration.maze import run_maze
 
     out = {}
     for noise in (False, True):
@@ -189,171 +138,174 @@ def run(
     config: Config | None = None,
 ) -> Report:
     """Run a preset and return its Report (results.json, report.md and figures written to `out`)."""
-    import torch
+    with start_run(
+        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
+    ) as run:
+        metrics, throughput, maze, ppo_all = measure(run)
+        figures = _figures(run.dir, maze, ppo_all)
+        notes = (
+            "The paper reports learning curves and a distance heat-map, not numbers; 'paper' cells name the claim's "
+            "source. Thresholds are the spec's acceptance checks. The maze correlation over all cells is reported "
+            f"only: pairs more than ~20 corridor cells apart never share a 50-step random-walk episode. device={run.device}."
+        )
+        return run.report(claims(metrics, run.config), metrics, throughput=throughput, figures=figures, notes=notes)
 
-    from iclr25.shared.cli import default_run_dir
-    from iclr25.shared.device import configure_torch, pick_device
-    from iclr25.shared.logging import MetricsLogger
+
+def measure(run: Run) -> tuple[dict[str, Any], dict[str, float], dict | None, dict[str, dict]]:
+    """Learn the maze distance (clean and noisy walls) and run the preset's PPO comparisons; return the metrics,
+    the throughput, the maze results and the PPO runs (for the figures)."""
+    from iclr25.shared.device import configure_torch
     from iclr25.shared.seed import seed_everything
 
-    config = resolve_preset(PRESETS, scale, config)
-    dev = pick_device(device)
+    config, seed = run.config, run.seed
+    dev = run.device
     configure_torch(dev, config.threads)
     seed_everything(seed)
-    run_dir = prepare_run_dir(out or default_run_dir(SLUG, "reproduce", scale), overwrite)
-    start = time.perf_counter()
-    claims: list[Claim] = []
     metrics: dict[str, Any] = {}
     throughput: dict[str, float] = {}
     ppo_all: dict[str, dict] = {}
-    maze = None
-    with MetricsLogger(run_dir, wandb=wandb, name=f"{SLUG}-{scale}", config=asdict(config)) as log:
-        if config.maze_steps > 0:
-            maze = _maze_part(config, seed, dev)
-            c, n = maze["clean"], maze["noisy"]
-            metrics["maze"] = {
-                k: {key: v[key] for key in ("learned", "pixel", "final_loss", "final_acc", "train_s")}
-                for k, v in maze.items()
-            }
-            throughput["maze_critic_steps_per_s"] = float(np.mean([c["steps_per_s"], n["steps_per_s"]]))
-            fig2 = "qualitative (Fig. 2)"
-            for name, value, bound in (
-                ("rho_pairs_clean", c["learned"]["rho_pairs"], 0.90),
-                ("rho_pairs_noisy", n["learned"]["rho_pairs"], 0.80),
-                ("rho_goal20_clean", c["learned"]["rho_goal20"], 0.90),
-                ("rho_goal20_noisy", n["learned"]["rho_goal20"], 0.75),
-            ):
-                what = "pairs <= 15 steps apart" if "pairs" in name else "cells <= 20 steps from the corner"
-                claims.append(
-                    Claim(
-                        name=f"maze_{name}",
-                        statement=f"learned temporal distance ranks {what} like BFS ({name.rsplit('_', 1)[1]} walls)",
-                        paper=fig2,
-                        ours=round(value, 4),
-                        margin=f">= {bound}",
-                        holds=value >= bound,
-                        gated=True,
-                    )
-                )
-            pix = max(c["pixel"]["rho_pairs"], n["pixel"]["rho_pairs"])
-            claims.append(
-                Claim(
-                    name="maze_pixel_rho_pairs",
-                    statement="raw-pixel L2 does not rank cell pairs like BFS (max over clean/noisy)",
-                    paper=fig2,
-                    ours=round(pix, 4),
-                    margin="<= 0.3",
-                    holds=pix <= 0.3,
-                    gated=True,
-                )
+    log = run.logger
+    maze = _maze_part(config, seed, dev)
+    c, n = maze["clean"], maze["noisy"]
+    metrics["maze"] = {
+        k: {key: v[key] for key in ("learned", "pixel", "final_loss", "final_acc", "train_s")} for k, v in maze.items()
+    }
+    throughput["maze_critic_steps_per_s"] = float(np.mean([c["steps_per_s"], n["steps_per_s"]]))
+    if config.ppo_frames > 0:
+        runs = _ppo_runs(config, config.ppo_env, config.ppo_frames, config.ext_coef, seed, dev, log)
+        tag = _rewardfree_tag(config)
+        ppo_all[tag] = runs
+        summary = _summary(runs)
+        metrics["ppo"] = {tag: summary}
+        for method, s in summary.items():
+            throughput[f"ppo_{method}_env_steps_per_s"] = s["fps"]
+        if "etd" in summary:
+            throughput["etd_intrinsic_time_fraction"] = summary["etd"]["intrinsic_fraction"]
+    for env_id in config.full_envs:
+        runs = _ppo_runs(config, env_id, config.full_frames, 1.0, seed, dev, log)
+        tag = env_id.removeprefix("MiniGrid-").removesuffix("-v0")
+        ppo_all[tag] = runs
+        metrics.setdefault("ppo", {})[tag] = _summary(runs)
+    metrics["maze_curves"] = {
+        k: {"d_to_goal": v["d_to_goal"], "bfs_to_goal": v["bfs_to_goal"]} for k, v in maze.items()
+    }
+    metrics["curves"] = {tag: {m: [r["curve"] for r in rs] for m, rs in runs.items()} for tag, runs in ppo_all.items()}
+    return metrics, throughput, maze, ppo_all
+
+
+def _rewardfree_tag(config: Config) -> str:
+    return config.ppo_env.removeprefix("MiniGrid-").removesuffix("-v0") + (
+        "-rewardfree" if config.ext_coef == 0 else ""
+    )
+
+
+def claims(metrics: dict[str, Any], config: Config) -> list[Claim]:
+    """The spec's acceptance checks, judged from the metrics; every threshold lives here."""
+    out: list[Claim] = []
+    c, n = metrics["maze"]["clean"], metrics["maze"]["noisy"]
+    fig2 = "qualitative (Fig. 2)"
+    for name, value, bound in (
+        ("rho_pairs_clean", c["learned"]["rho_pairs"], 0.90),
+        ("rho_pairs_noisy", n["learned"]["rho_pairs"], 0.80),
+        ("rho_goal20_clean", c["learned"]["rho_goal20"], 0.90),
+        ("rho_goal20_noisy", n["learned"]["rho_goal20"], 0.75),
+    ):
+        what = "pairs <= 15 steps apart" if "pairs" in name else "cells <= 20 steps from the corner"
+        out.append(
+            Claim(
+                name=f"maze_{name}",
+                statement=f"learned temporal distance ranks {what} like BFS ({name.rsplit('_', 1)[1]} walls)",
+                paper=fig2,
+                ours=round(value, 4),
+                margin=f">= {bound}",
+                holds=value >= bound,
+                gated=True,
             )
-            glob = c["learned"]["rho_global"]
-            claims.append(
+        )
+    pix = max(c["pixel"]["rho_pairs"], n["pixel"]["rho_pairs"])
+    out.append(
+        Claim(
+            name="maze_pixel_rho_pairs",
+            statement="raw-pixel L2 does not rank cell pairs like BFS (max over clean/noisy)",
+            paper=fig2,
+            ours=round(pix, 4),
+            margin="<= 0.3",
+            holds=pix <= 0.3,
+            gated=True,
+        )
+    )
+    glob = c["learned"]["rho_global"]
+    out.append(
+        Claim(
+            name="maze_rho_global_clean",
+            statement="learned d(s, corner) vs BFS over all 126 other cells (saturates beyond ~20 steps)",
+            paper=fig2,
+            ours=round(glob, 4),
+            margin=">= 0.8 (not expected: reported only)",
+            holds=glob >= 0.8,
+            gated=False,
+        )
+    )
+    ppo = metrics.get("ppo", {})
+    if config.ppo_frames > 0:
+        summary = ppo[_rewardfree_tag(config)]
+        if "etd" in summary:
+            frac = summary["etd"]["intrinsic_fraction"]
+            out.append(
                 Claim(
-                    name="maze_rho_global_clean",
-                    statement="learned d(s, corner) vs BFS over all 126 other cells (saturates beyond ~20 steps)",
-                    paper=fig2,
-                    ours=round(glob, 4),
-                    margin=">= 0.8 (not expected: reported only)",
-                    holds=glob >= 0.8,
+                    name="etd_overhead_fraction",
+                    statement="share of the PPO loop's time spent computing and training the ETD reward",
+                    paper=None,
+                    ours=round(frac, 4),
+                    margin="<= 0.30",
+                    holds=frac <= 0.30,
                     gated=False,
                 )
             )
-        if config.ppo_frames > 0:
-            runs = _ppo_runs(config, config.ppo_env, config.ppo_frames, config.ext_coef, seed, dev, log)
-            tag = config.ppo_env.removeprefix("MiniGrid-").removesuffix("-v0") + (
-                "-rewardfree" if config.ext_coef == 0 else ""
+        if "etd" in summary and "none" in summary and config.ext_coef == 0:
+            ratio = summary["etd"]["late_unique_cells"] / max(summary["none"]["late_unique_cells"], 1e-9)
+            out.append(
+                Claim(
+                    name="rewardfree_coverage_ratio",
+                    statement=f"reward-free PPO on {config.ppo_env}: unique cells per episode, ETD / no bonus",
+                    paper="ETD explores more (Sec. 5)",
+                    ours=round(ratio, 4),
+                    margin=">= 1.2",
+                    holds=ratio >= 1.2,
+                    gated=False,
+                )
             )
-            ppo_all[tag] = runs
-            summary = _summary(runs)
-            metrics["ppo"] = {tag: summary}
-            for method, s in summary.items():
-                throughput[f"ppo_{method}_env_steps_per_s"] = s["fps"]
-            if "etd" in summary:
-                throughput["etd_intrinsic_time_fraction"] = summary["etd"]["intrinsic_fraction"]
-                frac = summary["etd"]["intrinsic_fraction"]
-                claims.append(
-                    Claim(
-                        name="etd_overhead_fraction",
-                        statement="share of the PPO loop's time spent computing and training the ETD reward",
-                        paper=None,
-                        ours=round(frac, 4),
-                        margin="<= 0.30",
-                        holds=frac <= 0.30,
-                        gated=False,
-                    )
+        if "etd" in summary and "count" in summary and config.ext_coef == 0:
+            ratio = summary["etd"]["late_unique_cells"] / max(summary["count"]["late_unique_cells"], 1e-9)
+            out.append(
+                Claim(
+                    name="rewardfree_coverage_vs_count",
+                    statement="reward-free PPO: unique cells per episode, ETD / episodic count",
+                    paper="ETD >= Count (Sec. 5)",
+                    ours=round(ratio, 4),
+                    margin=">= 1.0",
+                    holds=ratio >= 1.0,
+                    gated=False,
                 )
-            if "etd" in summary and "none" in summary and config.ext_coef == 0:
-                ratio = summary["etd"]["late_unique_cells"] / max(summary["none"]["late_unique_cells"], 1e-9)
-                claims.append(
-                    Claim(
-                        name="rewardfree_coverage_ratio",
-                        statement=f"reward-free PPO on {config.ppo_env}: unique cells per episode, ETD / no bonus",
-                        paper="ETD explores more (Sec. 5)",
-                        ours=round(ratio, 4),
-                        margin=">= 1.2",
-                        holds=ratio >= 1.2,
-                        gated=False,
-                    )
+            )
+    for env_id in config.full_envs:
+        tag = env_id.removeprefix("MiniGrid-").removesuffix("-v0")
+        summary = ppo[tag]
+        best = max((m for m in summary if m != "etd"), key=lambda m: summary[m]["late_success"], default=None)
+        if "etd" in summary and best is not None:
+            ours = summary["etd"]["late_success"]
+            out.append(
+                Claim(
+                    name=f"success_{tag}",
+                    statement=f"{env_id}: ETD's final success rate >= the best baseline's ({best})",
+                    paper="ETD best (learning curves)",
+                    ours=round(ours, 4),
+                    margin=f">= {summary[best]['late_success']:.3f}",
+                    holds=ours >= summary[best]["late_success"],
+                    gated=False,
                 )
-            if "etd" in summary and "count" in summary and config.ext_coef == 0:
-                ratio = summary["etd"]["late_unique_cells"] / max(summary["count"]["late_unique_cells"], 1e-9)
-                claims.append(
-                    Claim(
-                        name="rewardfree_coverage_vs_count",
-                        statement="reward-free PPO: unique cells per episode, ETD / episodic count",
-                        paper="ETD >= Count (Sec. 5)",
-                        ours=round(ratio, 4),
-                        margin=">= 1.0",
-                        holds=ratio >= 1.0,
-                        gated=False,
-                    )
-                )
-        for env_id in config.full_envs:
-            runs = _ppo_runs(config, env_id, config.full_frames, 1.0, seed, dev, log)
-            tag = env_id.removeprefix("MiniGrid-").removesuffix("-v0")
-            ppo_all[tag] = runs
-            summary = _summary(runs)
-            metrics.setdefault("ppo", {})[tag] = summary
-            best = max((m for m in summary if m != "etd"), key=lambda m: summary[m]["late_success"], default=None)
-            if "etd" in summary and best is not None:
-                ours = summary["etd"]["late_success"]
-                claims.append(
-                    Claim(
-                        name=f"success_{tag}",
-                        statement=f"{env_id}: ETD's final success rate >= the best baseline's ({best})",
-                        paper="ETD best (learning curves)",
-                        ours=round(ours, 4),
-                        margin=f">= {summary[best]['late_success']:.3f}",
-                        holds=ours >= summary[best]["late_success"],
-                        gated=False,
-                    )
-                )
-    figures = _figures(run_dir, maze, ppo_all)
-    notes = (
-        "The paper reports learning curves and a distance heat-map, not numbers; 'paper' cells name the claim's "
-        "source. Thresholds are the spec's acceptance checks. The maze correlation over all cells is reported only: "
-        "pairs more than ~20 corridor cells apart never share a 50-step random-walk episode."
-    )
-    if maze is not None:
-        metrics["maze_curves"] = {
-            k: {"d_to_goal": v["d_to_goal"], "bfs_to_goal": v["bfs_to_goal"]} for k, v in maze.items()
-        }
-    metrics["curves"] = {tag: {m: [r["curve"] for r in rs] for m, rs in runs.items()} for tag, runs in ppo_all.items()}
-    report = Report(
-        paper=SLUG,
-        scale=scale,
-        claims=claims,
-        metrics=metrics,
-        config=asdict(config) | {"seed": seed, "device": dev, "torch_threads": torch.get_num_threads()},
-        throughput=throughput,
-        runtime_s=time.perf_counter() - start,
-        command=rerun_command(SLUG, scale, config, PRESETS, seed),
-        figures=figures,
-        notes=notes,
-    )
-    report.write(run_dir)
-    return report
+            )
+    return out
 
 
 __all__ = ["PRESETS", "Config", "replace", "run"]
