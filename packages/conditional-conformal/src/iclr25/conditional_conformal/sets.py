@@ -11,14 +11,15 @@ from .estimators import Density, as_2d
 def nearest_distance(points: np.ndarray, centres: np.ndarray, chunk: int = 2000) -> np.ndarray:
     """min_i ‖p − c_i‖ for every point of every row: points [n, k, q], centres [n, M, q] -> [n, k].
 
-    The [rows, k, M] distance array is built in chunks of `chunk` rows to bound memory (spec §6a).
+    The [rows, k, M] distance array is built in chunks of at most `chunk` rows (fewer when k·M·q is large) to
+    bound memory (spec §6a); one output uses a sort + binary search instead and builds no such array.
     """
     points, centres = np.asarray(points, dtype=float), np.asarray(centres, dtype=float)
     n, k, q = points.shape
     if q == 1 and n > 0 and centres.shape[1] > 1:
         return _nearest_distance_1d(points[..., 0], centres[..., 0])
     out = np.empty((n, k))
-    step = max(1, chunk // max(1, q))
+    step = max(1, min(chunk, int(2e7 // max(1, k * centres.shape[1] * q))))  # ≤ ~160 MB of differences
     for s in range(0, n, step):
         p, c = points[s : s + step, :, None, :], centres[s : s + step, None, :, :]
         if q == 1:
