@@ -39,15 +39,72 @@ def test_cost_prints_plan(capsys):
         (["train", "--model", "7b", "--steps", "4"], "unknown model size '7b'"),
         (["train", "--T", "60", "--steps", "4"], "must be a multiple of K*T=240"),
         (["tokenize", "--corpus", "no/such/shards", "--out", "t.bin"], "does not exist"),
+        (["reproduce", "lr=-1"], "lr must be > 0"),
+        (["reproduce", "lr=nan"], "lr must be a finite number"),
+        (["reproduce", "seeds=0"], "seeds must be an integer >= 1"),
+        (["reproduce", "model=7b"], "unknown model size '7b'"),
+        (["reproduce", "eval_windows=0"], "eval_windows must be an integer >= 1"),
+        (["reproduce", "max_len=8"], "max_len must be 0 (= T) or >= T=64"),
+        (["train", "--lr", "-1"], "lr must be > 0"),
+        (["train", "--lr", "nan"], "lr must be a finite number"),
+        (["train", "--steps", "1"], "steps must be an integer >= 2"),
+        (["train", "--K", "x"], "K expects int"),
+        (["train", "--warmup", "-0.1"], "warmup must be >= 0"),
+        (["train", "--seed", "-1"], "--seed must be an integer"),
+        (["train", "--tokenizer", "no/such/tokenizer.json"], "no/such/tokenizer.json does not exist"),
+        (["eval", "--ckpt", "no/such/folder", "--windows", "0"], "not a saved model folder"),
     ],
-    ids=["lam>1", "lam-txt", "K0", "scale", "key", "value", "eval-ckpt", "corpus", "model", "T", "tok"],
-)
+    ids=[
+        "lam>1", "lam-txt", "K0", "scale", "key", "value", "eval-ckpt", "corpus", "model", "T", "tok",
+        "lr<0", "lr-nan", "seeds0", "model-key", "windows0", "max_len", "train-lr<0", "train-lr-nan",
+        "steps1", "K-txt", "warmup<0", "seed<0", "tokenizer", "eval-windows",
+    ],
+)  # fmt: skip
 def test_bad_input_one_line_exit_2(argv, message, capsys, tmp_path):
     if argv[0] == "train":
         argv = [*argv, "--out", str(tmp_path / "run")]
     assert _exit_code(argv) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and err.startswith("iclr25-patch-train") and "error:" in err
+
+
+def test_bad_values_are_refused_before_torch_loads(tmp_path):
+    code = (
+        "import sys; from iclr25.patch_train.cli import main; "
+        "codes = [main(['reproduce', 'lr=nan']), main(['train', '--lr', '-1']), main(['train', '--out', '.'])]; "
+        "print(codes, 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert out.stdout.strip() == "[2, 2, 2] False", out.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_train_refuses_a_bad_tokenizer_or_a_users_folder(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("not a tokenizer\n")
+    assert _exit_code(["train", "--tokenizer", "afile", "--out", "t"]) == 2
+    err = capsys.readouterr().err
+    assert "afile" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "t").exists()  # refused before the run folder was made
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("years of work")
+    for extra in ([], ["--overwrite"]):
+        assert _exit_code(["train", "--out", "mine", *extra]) == 2
+        assert "no iclr25 run made" in capsys.readouterr().err
+    assert [p.name for p in mine.iterdir()] == ["thesis.tex"]
+
+
+def test_tokenize_never_replaces_a_file_without_overwrite(tmp_path, capsys):
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text(json.dumps({"text": "hello world"}) + "\n")
+    out = tmp_path / "precious.bin"
+    out.write_text("keep")
+    assert _exit_code(["tokenize", "--corpus", str(corpus), "--out", str(out)]) == 2
+    assert "--overwrite" in capsys.readouterr().err and out.read_text() == "keep"
+    assert _exit_code(["tokenize", "--corpus", str(corpus), "--out", str(out), "--overwrite", "--quiet"]) == 0
+    assert out.stat().st_size == 2 * len("hello world") + 2  # uint16: separator + 11 bytes
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl", "precious.bin"]
 
 
 def test_help_is_fast_and_light():
@@ -77,7 +134,8 @@ def test_train_then_eval(tmp_path, capsys):
     summary = json.loads((run / "summary.json").read_text())
     assert [s["stage"] for s in summary] == ["patch", "token"] and summary[0]["block_tokens"] == 64
     assert main(argv) == 2  # the run folder exists: refused without --overwrite
-    assert "--overwrite" in capsys.readouterr().err
+    assert "already holds a complete run" in capsys.readouterr().err
+    assert json.loads((run / ".iclr25-run.json").read_text())["status"] == "complete"
 
     task = tmp_path / "piqa.jsonl"
     task.write_text(json.dumps({"goal": "alpha", "sol1": " beta", "sol2": " zzzz", "label": 0}) + "\n")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
-from iclr25.patch_train.reproduce import PRESETS, run
+from iclr25.patch_train.config import PRESETS, Config, TrainConfig
+from iclr25.patch_train.reproduce import run
 
 
 @pytest.mark.claims
@@ -58,3 +60,32 @@ def test_presets_are_consistent():
 def test_run_rejects_unknown_scale(tmp_path):
     with pytest.raises(ValueError, match="unknown scale"):
         run("huge", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("cls", "changes", "message"),
+    [
+        (Config, {"lr": -1.0}, "lr must be > 0"),
+        (Config, {"lr": float("nan")}, "lr must be a finite number"),
+        (Config, {"lam": 1.0}, "lam must lie in (0, 1)"),
+        (Config, {"warmup": float("inf")}, "warmup must be a finite number"),
+        (Config, {"token_steps": 1}, "token_steps must be an integer >= 2"),
+        (Config, {"tokens_per_step": 100}, "must be a multiple of K*T=256"),
+        (Config, {"runs": ("token",)}, "runs must include 'patch'"),
+        (Config, {"extra": {"n_layerz": 4}}, "extra key must be one of"),
+        (Config, {"extra": {"n_layers": 0}}, "extra['n_layers'] must be an integer >= 1"),
+        (Config, {"corpus": ""}, "corpus must be a name or a path"),
+        (TrainConfig, {"stage": "both"}, "stage must be one of"),
+        (TrainConfig, {"lam": 1.5}, "lam must lie in [0, 1]"),
+        (TrainConfig, {"threads": -1}, "threads must be an integer >= 0"),
+    ],
+)
+def test_configs_reject_bad_values(cls, changes, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        cls(**changes)
+
+
+def test_a_bad_device_is_refused_before_the_run_folder_is_made(tmp_path):
+    with pytest.raises(ValueError, match="device must be one of"):
+        run("ci", tmp_path / "r", device="tpu")
+    assert not (tmp_path / "r").exists()

@@ -2,16 +2,14 @@
 
 Train an LLM first on patches of K averaged token embeddings with a next-patch loss, then on tokens, at about half the cost.
 Public names are exported lazily: importing this package does not import torch.
-Modules: `patch` (Eqs. 1-2, cost, models), `plan` (two-stage schedule), `reference` (loop forms),
+Modules: `config` (presets, validated), `patch` (Eqs. 1-2, cost, models), `plan` (two-stage schedule), `reference` (loop forms),
 `baselines` (the compared runs), `data`, `evaluate`, `lit` + `train` (Lightning stages), `reproduce`, `cli`.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from iclr25.shared.paper import Paper
+from iclr25.shared.run import lazy_exports
 
 PAPER = Paper(
     slug="patch-train",
@@ -33,7 +31,7 @@ _EXPORTS: dict[str, str] = {  # public name -> submodule
     "token_lm_loss": "patch",
     "patch_forward": "patch",
     "make_llama": "patch",
-    "MODEL_SIZES": "patch",
+    "MODEL_SIZES": "config",
     "flops_per_position": "patch",
     "StagePlan": "plan",
     "plan_two_stage": "plan",
@@ -61,15 +59,11 @@ _EXPORTS: dict[str, str] = {  # public name -> submodule
     "topic_phrase_texts": "data",
     "encode_documents": "data",
     "pack_blocks": "data",
-    "Config": "reproduce",
-    "PRESETS": "reproduce",
+    "Config": "config",
+    "PRESETS": "config",
+    "TrainConfig": "config",
     "run": "reproduce",
 }
 
 __all__ = ["PAPER", *sorted(_EXPORTS)]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

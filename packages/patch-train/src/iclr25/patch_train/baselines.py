@@ -9,9 +9,10 @@ Given a token-level budget of `token_steps` optimizer steps of `tokens_per_step`
 
 from __future__ import annotations
 
+from iclr25.patch_train.config import RUNS
 from iclr25.patch_train.plan import StagePlan, plan_token_only, plan_two_stage
 
-RUNS = ("token", "patch", "scratch", "patch_equal_data")
+__all__ = ["RUNS", "comparison_plans"]
 
 
 def comparison_plans(

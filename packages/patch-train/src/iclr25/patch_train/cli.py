@@ -14,11 +14,23 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
-from iclr25.shared.cli import CliError, add_run_args, default_run_dir, guarded, make_parser, reproduce_command
+from iclr25.patch_train.config import BUDGETS, PRESETS, STAGES, TrainConfig
+from iclr25.shared.cli import (
+    CliError,
+    add_config_args,
+    add_run_args,
+    config_from_args,
+    guarded,
+    make_parser,
+    reproduce_command,
+)
+from iclr25.shared.progress import set_quiet
+from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder, default_run_dir
 
 PROG = "iclr25-patch-train"
 SLUG = "patch-train"
-SCALES = ("ci", "quick", "full", "full-125m")
+SCALES = tuple(PRESETS)
+TRAIN = TrainConfig()  # the defaults of `train`
 
 
 def parse_fraction(text: str) -> float:
@@ -47,32 +59,25 @@ def _parser() -> argparse.ArgumentParser:
     cost.add_argument("--budget-steps", type=int, default=135_000, help="token-level steps of the budget")
     cost.add_argument("--budget", choices=("equal-compute", "equal-data"), default="equal-data")
 
-    tr = sub.add_parser("train", help="train a model: token, patch or two-stage")
-    tr.add_argument("--stage", choices=("token", "patch", "two-stage"), default="two-stage")
-    tr.add_argument("--K", type=int, default=4, help="patch size (default: %(default)s)")
-    tr.add_argument("--lam", type=parse_fraction, default=2 / 3, help="patch-stage data fraction (two-stage)")
-    tr.add_argument("--budget", choices=("equal-compute", "equal-data"), default="equal-compute",
+    tr = sub.add_parser("train", help="train a model: token, patch or two-stage (flags: the fields of TrainConfig)")
+    tr.add_argument("--stage", choices=STAGES, default=TRAIN.stage, help="(default: %(default)s)")
+    tr.add_argument("--lam", type=parse_fraction, default=TRAIN.lam, help="patch-stage data fraction, e.g. 2/3")
+    tr.add_argument("--budget", choices=BUDGETS, default=TRAIN.budget,
                     help="two-stage: read 1/C(lam,K) x the data of --steps token steps, or the same data")  # fmt: skip
-    tr.add_argument("--steps", type=int, default=300, help="token-level step budget (default: %(default)s)")
-    tr.add_argument("--model", default="tiny", help="model size: tiny, 125m, 370m, 780m, 1.3b, 2.7b")
-    tr.add_argument("--corpus", default="stdlib", help="stdlib, shakespeare, topics or a local file/folder")
-    tr.add_argument("--tokenizer", default="byte", help="byte or a local tokenizer.json")
-    tr.add_argument("--T", type=int, default=64, help="context length (default: %(default)s)")
-    tr.add_argument("--tokens-per-step", type=int, default=1024)
-    tr.add_argument("--lr", type=float, default=3e-3)
-    tr.add_argument("--warmup", type=float, default=0.1, help="fraction of each stage, or steps if >= 1")
-    tr.add_argument("--micro-batch", type=int, default=0, help="sequences per forward (0: the whole step)")
-    tr.add_argument("--threads", type=int, default=1, help="torch CPU threads (0: all)")
-    tr.add_argument("--out", type=Path, help="run folder")
-    tr.add_argument("--seed", type=int, default=0)
-    tr.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto")
-    tr.add_argument("--wandb", choices=("off", "offline", "online"), default="off")
-    tr.add_argument("--overwrite", action="store_true")
+    add_config_args(tr, TRAIN, exclude=("stage", "lam", "budget"))
+    tr.add_argument("--out", type=Path, help="run folder (default: runs/patch-train/train-<stage>-<time>)")
+    tr.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    tr.add_argument("--device", choices=DEVICES, default="auto", help="compute device (default: %(default)s)")
+    tr.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: %(default)s)")
+    tr.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
+    tr.add_argument("--quiet", action="store_true", help="no progress output")
 
     tk = sub.add_parser("tokenize", help="pre-tokenise a corpus into a flat token file for the full presets")
     tk.add_argument("--corpus", required=True, help="a folder of .jsonl/.jsonl.zst shards or one file")
     tk.add_argument("--tokenizer", default="byte", help="byte or a local tokenizer.json")
     tk.add_argument("--out", type=Path, required=True, help="token file to write (.bin)")
+    tk.add_argument("--overwrite", action="store_true", help="replace an existing token file")
+    tk.add_argument("--quiet", action="store_true", help="no progress output")
 
     ev = sub.add_parser("eval", help="token-level NLL of a trained model folder; optional multiple-choice task")
     ev.add_argument("--ckpt", type=Path, required=True, help="model folder written by `train` (model/)")
@@ -81,7 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--T", type=int, default=64)
     ev.add_argument("--windows", type=int, default=1024, help="number of T-token windows")
     ev.add_argument("--task", type=Path, help="multiple-choice jsonl (HellaSwag, PIQA or ARC format)")
-    ev.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto")
+    ev.add_argument("--device", choices=DEVICES, default="auto")
     return parser
 
 
@@ -104,92 +109,120 @@ def _cost(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    if args.K < 1 or args.steps < 2:  # checked before the heavy imports: bad input fails fast
-        raise ValueError("--K must be >= 1 and --steps >= 2")
-    if args.T < 2 or args.tokens_per_step % (args.K * args.T):
-        raise ValueError(f"--tokens-per-step={args.tokens_per_step} must be a multiple of K*T={args.K * args.T} (T>=2)")
+    cfg = config_from_args(args, TRAIN)  # every value checked before the heavy imports: bad input fails fast
+    if not 0 <= args.seed < 2**32:
+        raise CliError(f"--seed must be an integer in [0, 2**32), got {args.seed}")
+    if args.out is not None:
+        check_run_folder(args.out, args.overwrite)
+    if args.wandb != "off":
+        import importlib.util
+
+        if importlib.util.find_spec("wandb") is None:
+            raise CliError(
+                f"--wandb {args.wandb} needs wandb, which is not installed: pip install 'iclr25-shared[wandb]'"
+            )
+    set_quiet(args.quiet)
+    from iclr25.patch_train.config import Config
+    from iclr25.patch_train.reproduce import _tokenizer
+
+    # the tokenizer is read before anything is written: a file that is not a tokenizer.json is one line
+    tok = _tokenizer(Config(seeds=1, tokenizer=cfg.tokenizer))
+
     import torch
 
     from iclr25.patch_train.baselines import comparison_plans
     from iclr25.patch_train.data import TokenStream, corpus_texts, encode_documents, shuffle_chunks
     from iclr25.patch_train.evaluate import evaluate_nll
-    from iclr25.patch_train.patch import MODEL_SIZES, make_llama
-    from iclr25.patch_train.reproduce import Config, _tokenizer
+    from iclr25.patch_train.patch import make_llama
     from iclr25.patch_train.train import OptimConfig, train_two_stage
-    from iclr25.shared.results import atomic_write_json, prepare_run_dir
+    from iclr25.shared.device import pick_device
+    from iclr25.shared.results import atomic_write_json
+    from iclr25.shared.run import open_run_folder
 
-    if args.model not in MODEL_SIZES:
-        raise ValueError(f"unknown model size {args.model!r}; allowed: {', '.join(MODEL_SIZES)}")
-    cfg = Config(seeds=1, model=args.model, corpus=args.corpus, tokenizer=args.tokenizer, T=args.T, K=args.K,
-                 lam=args.lam if 0 < args.lam < 1 else 0.5, tokens_per_step=args.tokens_per_step)  # fmt: skip
-    warmup = int(args.warmup) if args.warmup >= 1 else args.warmup
-    plans = comparison_plans(args.K, args.lam, args.T, args.tokens_per_step, args.steps, args.lr, warmup)
-    if args.stage == "token":
+    warmup = int(cfg.warmup) if cfg.warmup >= 1 else cfg.warmup
+    plans = comparison_plans(cfg.K, cfg.lam, cfg.T, cfg.tokens_per_step, cfg.steps, cfg.lr, warmup)
+    if cfg.stage == "token":
         chosen = plans["token"]
-    elif args.stage == "patch":
+    elif cfg.stage == "patch":
         chosen = [p for p in plans["patch"] if p.stage == "patch"]
     else:
-        chosen = plans["patch"] if args.budget == "equal-compute" else plans["patch_equal_data"]
+        chosen = plans["patch"] if cfg.budget == "equal-compute" else plans["patch_equal_data"]
     if not chosen:
         raise ValueError("the plan is empty: check --lam, --K and --steps")
-    run_dir = prepare_run_dir(args.out or default_run_dir(SLUG, "train", args.stage), args.overwrite)
-    tok = _tokenizer(cfg)
-    train_ids = shuffle_chunks(encode_documents(corpus_texts(args.corpus, "train", args.seed), tok), 512, args.seed)
-    valid_ids = encode_documents(corpus_texts(args.corpus, "valid", args.seed), tok)
+    device = pick_device(args.device)
+    train_ids = shuffle_chunks(encode_documents(corpus_texts(cfg.corpus, "train", args.seed), tok), 512, args.seed)
+    valid_ids = encode_documents(corpus_texts(cfg.corpus, "valid", args.seed), tok)
     need = sum(p.tokens for p in chosen)
     if len(train_ids) < need:
-        raise ValueError(f"corpus {args.corpus!r} has {len(train_ids)} training tokens; this plan needs {need}")
-    torch.manual_seed(args.seed)
-    model = make_llama(args.model, tok.vocab_size, args.T)
-    results = train_two_stage(
-        model,
-        TokenStream(train_ids),
-        chosen,
-        run_dir,
-        optim=OptimConfig(micro_batch=args.micro_batch or None),
-        device=args.device,
-        wandb=args.wandb,
-        seed=args.seed,
-        threads=args.threads or None,
-        eval_fn=lambda m: dict(zip(("nll", "ppl"), evaluate_nll(m, valid_ids, args.T, 512, seed=1234), strict=True)),
-    )
-    model.save_pretrained(run_dir / "model")
-    summary = [
-        {**r.plan.to_dict(), "eval": r.eval, "wall_s": r.wall_s, "tokens_per_s": r.tokens_per_s} for r in results
-    ]
-    atomic_write_json(run_dir / "summary.json", summary)
+        raise ValueError(f"corpus {cfg.corpus!r} has {len(train_ids)} training tokens; this plan needs {need}")
+    target = args.out or default_run_dir(SLUG, "train", cfg.stage)
+    with open_run_folder(target, args.overwrite, paper=SLUG, command="train") as run_dir:
+        torch.manual_seed(args.seed)
+        model = make_llama(cfg.model, tok.vocab_size, cfg.T)
+        results = train_two_stage(
+            model,
+            TokenStream(train_ids),
+            chosen,
+            run_dir,
+            optim=OptimConfig(micro_batch=cfg.micro_batch or None),
+            device=device,
+            wandb=args.wandb,
+            seed=args.seed,
+            threads=cfg.threads or None,
+            eval_fn=lambda m: dict(zip(("nll", "ppl"), evaluate_nll(m, valid_ids, cfg.T, 512, seed=1234), strict=True)),
+        )
+        model.save_pretrained(run_dir / "model")
+        summary = [
+            {**r.plan.to_dict(), "eval": r.eval, "wall_s": r.wall_s, "tokens_per_s": r.tokens_per_s} for r in results
+        ]
+        atomic_write_json(run_dir / "summary.json", summary)
     for r in summary:
         print(
             f"{r['stage']:5s} K={r['K']}: {r['steps']} steps, {r['tokens_per_s']:.0f} tok/s, val NLL {r['eval']['nll']:.4f}"
         )
-    print(f"model written to {run_dir / 'model'}")
+    print(f"model written to {target / 'model'}")
     return 0
 
 
 def _tokenize(args: argparse.Namespace) -> int:
-    from iclr25.patch_train.data import iter_corpus_documents, write_token_file
-    from iclr25.patch_train.reproduce import Config, _tokenizer
-
     if not Path(args.corpus).exists():
         raise ValueError(f"corpus {args.corpus} does not exist")
+    if args.out.is_dir():
+        raise ValueError(f"--out {args.out} is a folder; name the token file to write, e.g. data/train.bin")
+    if args.out.exists() and not args.overwrite:
+        raise ValueError(f"{args.out} exists; pass --overwrite to replace it or choose another --out")
+    set_quiet(args.quiet)
+    from iclr25.patch_train.config import Config
+    from iclr25.patch_train.data import iter_corpus_documents, write_token_file
+    from iclr25.patch_train.reproduce import _tokenizer
+    from iclr25.shared.progress import progress
+
     tok = _tokenizer(Config(seeds=1, tokenizer=args.tokenizer))
-    n = write_token_file(iter_corpus_documents(args.corpus), tok, args.out)
+    partial = args.out.with_name(f".{args.out.name}.partial")  # renamed into place when complete
+    try:
+        docs = progress(iter_corpus_documents(args.corpus), desc="tokenize", unit="doc")
+        n = write_token_file(docs, tok, partial)
+        partial.replace(args.out)
+    finally:
+        partial.unlink(missing_ok=True)
     print(f"wrote {n} tokens to {args.out} ({'uint16' if tok.vocab_size <= 65_536 else 'uint32'})")
     return 0
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from iclr25.patch_train.data import corpus_texts, encode_documents
-    from iclr25.patch_train.evaluate import evaluate_nll, load_mc_task, score_multiple_choice
-    from iclr25.patch_train.reproduce import Config, _tokenizer
-    from iclr25.shared.device import pick_device
-
     if not (args.ckpt / "config.json").is_file():
         raise ValueError(f"{args.ckpt} is not a saved model folder (no config.json)")
     if args.task is not None and not args.task.is_file():
         raise ValueError(f"task file {args.task} does not exist")
+    if args.T < 2 or args.windows < 1:
+        raise ValueError(f"--T must be >= 2 and --windows >= 1, got {args.T} and {args.windows}")
     from transformers import AutoModelForCausalLM
 
+    from iclr25.patch_train.config import Config
+    from iclr25.patch_train.data import corpus_texts, encode_documents
+    from iclr25.patch_train.evaluate import evaluate_nll, load_mc_task, score_multiple_choice
+    from iclr25.patch_train.reproduce import _tokenizer
+    from iclr25.shared.device import pick_device
     from iclr25.shared.safeload import reading_file
 
     with reading_file(args.ckpt, f"model folder written by `{PROG} train`"):  # safetensors only: nothing pickled
@@ -210,9 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of `iclr25-patch-train`."""
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == "reproduce":
-        from iclr25.patch_train.reproduce import PRESETS, run
-
-        return reproduce_command(SLUG, args, run, PRESETS)
+        return reproduce_command(SLUG, args, "iclr25.patch_train.reproduce:run", PRESETS)
     if args.command == "cost":
         return _cost(args)
     if args.command == "train":

@@ -173,3 +173,33 @@ class StepTimer(L.Callback):
     def tokens_per_s(self) -> float:
         """Tokens read per second over the timed steps (0 before any)."""
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+
+class StageProgress(L.Callback):
+    """Progress of one stage's optimizer steps through `iclr25.shared.progress` (a bar on a terminal, a line every
+    ~30 s in logs, nothing when quiet): a counter per step, nothing else."""
+
+    def __init__(self, desc: str, total: int) -> None:
+        self.desc, self.total, self.bar, self._step = desc, total, None, 0
+
+    def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        """Open the bar at the (possibly restored) global step."""
+        from iclr25.shared.progress import progress
+
+        self.bar = progress(total=self.total, desc=self.desc, unit="step")
+        self._step = int(trainer.global_step)
+        self.bar.update(self._step)
+
+    def on_train_batch_end(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int
+    ) -> None:
+        """Count the optimizer steps done since the last batch (micro-batches accumulate into one step)."""
+        if self.bar is not None and trainer.global_step > self._step:
+            self.bar.update(trainer.global_step - self._step)
+            self._step = int(trainer.global_step)
+
+    def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        """Close the bar."""
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None

@@ -26,6 +26,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from iclr25.patch_train.config import MODEL_SIZES  # name: d_model, d_ff, layers, heads (paper Section 3.1)
+
 IGNORE_INDEX = -100
 
 
@@ -109,16 +111,6 @@ def patch_forward(
 
 # --------------------------------------------------------------------------------------------------
 # Models: the LLaMA architecture of the paper (pre-RMSNorm, SwiGLU, RoPE, untied head).
-
-MODEL_SIZES: dict[str, dict[str, int]] = {
-    # name: d_model, d_ff, layers, heads (paper Section 3.1; "tiny" is the CPU quick model, "125m" a GPU variant)
-    "tiny": {"d_model": 64, "d_ff": 172, "n_layers": 2, "n_heads": 2},
-    "125m": {"d_model": 768, "d_ff": 2048, "n_layers": 12, "n_heads": 12},
-    "370m": {"d_model": 1024, "d_ff": 2752, "n_layers": 24, "n_heads": 16},
-    "780m": {"d_model": 1536, "d_ff": 4128, "n_layers": 24, "n_heads": 16},
-    "1.3b": {"d_model": 2048, "d_ff": 5504, "n_layers": 24, "n_heads": 16},
-    "2.7b": {"d_model": 2560, "d_ff": 6880, "n_layers": 32, "n_heads": 32},
-}
 
 
 def make_llama(

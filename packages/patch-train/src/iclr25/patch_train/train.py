@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from iclr25.patch_train.data import TokenStream, pack_blocks
-from iclr25.patch_train.lit import StageModule, StepTimer, weights_fingerprint
+from iclr25.patch_train.lit import StageModule, StageProgress, StepTimer, weights_fingerprint
 from iclr25.patch_train.patch import flops_per_position
 from iclr25.patch_train.plan import StagePlan
 
@@ -104,7 +104,8 @@ def train_stage(
         config=plan.to_dict(),
         seed=seed,
         checkpoint=checkpoint,
-        callbacks=[timer],
+        callbacks=[timer, StageProgress(f"{plan.stage} stage (K={plan.K})", max_steps or plan.steps)],
+        progress_bar=False,  # StageProgress: the shared progress output (quiet with --quiet)
         accumulate_grad_batches=plan.seqs_per_step // mb,
         gradient_clip_val=optim.clip,
         limit_val_batches=0,
