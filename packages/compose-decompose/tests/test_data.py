@@ -169,3 +169,31 @@ def test_cbm_jsonl_roundtrip(tmp_path):
     path.write_text('["1.2"]\n')
     with pytest.raises(ValueError, match="expected"):
         load_cbm_jsonl(path)
+
+
+def test_extended_shapes_grid_size_and_holdout():
+    from iclr25.compose_decompose.concepts import sum_mod_holdout
+
+    space = shape_space(extended=True)
+    assert space.n_fvp == 19 and len(space.combos()) == 288
+    held = sum_mod_holdout(space)
+    fvps = space.fvps_of(space.combos())
+    assert held.sum() == 72 and all((fvps[~held] == f).any(1).any() for f in range(19))
+    for a in range(4):  # every FVP pair occurs in a held-out combination (Compose needs one)
+        for b in range(a + 1, 4):
+            pairs = {(int(c[a]), int(c[b])) for c in space.combos()[held]}
+            assert len(pairs) == space.sizes[a] * space.sizes[b]
+    r = ShapeRenderer(size=64, seed=0)
+    areas = {}
+    for combo in space.combos()[::7]:
+        names = {n: space.attributes[n][v] for n, v in zip(space.names, combo, strict=True)}
+        img = r.render(names)
+        mask = img.any(-1)
+        assert {tuple(p) for p in img[mask]} == {COLORS[names["color"]]}
+        ys, xs = np.nonzero(mask)
+        row, col = int(names["position"][1]), int(names["position"][3])
+        assert int(ys.mean() // (64 / 3)) == row and int(xs.mean() // (64 / 3)) == col
+        areas.setdefault(names["size"], []).append(mask.sum())
+    assert np.mean(areas["small"]) < np.mean(areas["large"])
+    d = make_dataset("shapes", n_per_combo=1, extended=True)
+    assert d.inputs.shape == (288, 1, 3, 32, 32) and d.heldout.sum() == 72

@@ -80,3 +80,11 @@ def test_training_is_seeded(data):
     r1 = decompose_then_compose(data, steps=cfg.steps, eval_games=20, seed=1)
     r2 = decompose_then_compose(data, steps=cfg.steps, eval_games=20, seed=1)
     assert r1["decompose_cand_acc"] == r2["decompose_cand_acc"] and r1["decompose_cbm"] == r2["decompose_cbm"]
+
+
+def test_extended_shapes_run_end_to_end():
+    from iclr25.compose_decompose.data import make_dataset
+
+    data = make_dataset("shapes", n_per_combo=1, extended=True)
+    res = decompose_then_compose(data, steps=5, eval_games=20, seed=0)
+    assert 0 <= res["compose_zero_shot_game_acc"] <= 1 and np.isfinite(res["posdis"])

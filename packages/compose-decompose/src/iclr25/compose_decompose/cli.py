@@ -88,6 +88,7 @@ def _train(args) -> int:
             "thing_per_combo": cfg.thing_per_combo,
             "n_per_combo": cfg.n_per_combo,
             "image_size": cfg.image_size,
+            "shape_extended": cfg.shape_extended,
             "channel": args.channel,
             "K": cfg.K,
             "dim": cfg.dim,
@@ -103,7 +104,9 @@ def _train(args) -> int:
             "batch": cfg.batch,
             "lr": cfg.lr,
         }
-        data = make_dataset(args.dataset, args.seed, cfg.noise, cfg.thing_per_combo, cfg.n_per_combo, cfg.image_size)
+        data = make_dataset(
+            args.dataset, args.seed, cfg.noise, cfg.thing_per_combo, cfg.n_per_combo, cfg.image_size, cfg.shape_extended
+        )
         compose = args.step == "compose"
         agent = {k: settings[k] for k in ("hidden", "sender", "combine", "beta1", "beta2", "init", "dead_after")}
         res = decompose_then_compose(

@@ -104,9 +104,22 @@ SHAPE_SPACE = {
 }  # spec 6a: 4 x 4 x 4 = 64 combinations, 12 FVPs
 
 
-def shape_space() -> ConceptSpace:
-    """The quick SHAPE/THING concept space: shape x color x position quadrant."""
-    return ConceptSpace({k: list(v) for k, v in SHAPE_SPACE.items()})
+GRID = [f"r{r}c{c}" for r in range(3) for c in range(3)]  # 3 x 3 position grid (spec 6b)
+
+
+def shape_space(extended: bool = False) -> ConceptSpace:
+    """The quick SHAPE/THING concept space: shape x color x position quadrant; `extended` (spec 6b, full): shape x
+    color x size {small, large} x position on a 3 x 3 grid (288 combinations, 19 FVPs)."""
+    if not extended:
+        return ConceptSpace({k: list(v) for k, v in SHAPE_SPACE.items()})
+    return ConceptSpace(
+        {
+            "shape": list(SHAPE_SPACE["shape"]),
+            "color": list(SHAPE_SPACE["color"]),
+            "size": ["small", "large"],
+            "position": list(GRID),
+        }
+    )
 
 
 def latin_square_holdout(space: ConceptSpace) -> np.ndarray:
@@ -120,3 +133,14 @@ def latin_square_holdout(space: ConceptSpace) -> np.ndarray:
         raise ValueError("the Latin-square hold-out needs >= 2 attributes with equal numbers of values")
     combos = space.combos()
     return (combos[:, :-1].sum(axis=1) % sizes[0]) == combos[:, -1]
+
+
+def sum_mod_holdout(space: ConceptSpace, q: int = 4) -> np.ndarray:
+    """Boolean mask over `space.combos()`: combos whose value indices sum to 0 mod q (1/q of them).
+
+    For spaces with unequal value counts. Every FVP stays in training, and every FVP pair occurs in some held-out
+    combination as long as another attribute has >= q values.
+    """
+    if q < 2:
+        raise ValueError(f"q must be >= 2, got {q}")
+    return space.combos().sum(axis=1) % q == 0

@@ -52,6 +52,7 @@ class Config:
     image_datasets: tuple[str, ...] = ("shapes",)
     image_seeds: int = 1
     image_size: int = 32  # spec 6a: 32 x 32
+    shape_extended: bool = False  # spec 6b: SHAPE with size and a 3 x 3 position grid (288 combinations)
     n_per_combo: int = 10  # renders per combination (spec 6a)
     ablations: tuple[str, ...] = ()  # run on the symbolic data, first seed: see ABLATIONS
     eval_games: int = 1000
@@ -99,7 +100,8 @@ PRESETS: dict[str, Config] = {
     "ci": Config(image_datasets=(), k_large=0),
     # spec 6a: + the SHAPE images, K = 48 comparison, cheap ablations (about 3 min of CPU on 2 cores)
     "quick": Config(ablations=("qt", "single_target", "no_decompose", "uniform_init")),
-    # spec 6b on one GPU: 20k Decompose + 10k Compose steps, 5 seeds, every channel and ablation, 64 x 64 images
+    # spec 6b on one GPU: 20k Decompose + 10k Compose steps, 5 seeds, every channel and ablation, 64 x 64 images;
+    # `iclr25-compose-decompose reproduce --scale full --device cuda`, roughly 1.5-3 h (an estimate, not run)
     "full": Config(
         steps=20000,
         compose_steps=10000,
@@ -108,6 +110,7 @@ PRESETS: dict[str, Config] = {
         channels=CHANNELS,
         image_datasets=IMAGE_DATASETS,
         image_size=64,
+        shape_extended=True,
         ablations=ABLATIONS,
         eval_games=5000,
     ),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr25.compose_decompose.concepts import ConceptSpace, latin_square_holdout, shape_space
+from iclr25.compose_decompose.concepts import GRID, ConceptSpace, latin_square_holdout, shape_space, sum_mod_holdout
 
 COLORS = {"red": (255, 0, 0), "green": (0, 255, 0), "blue": (0, 0, 255), "yellow": (255, 255, 0)}
 
@@ -67,7 +67,11 @@ class ShapeRenderer:
         self.rng = np.random.default_rng(seed)
 
     def render(self, combo: dict[str, str] | Sequence[str]) -> np.ndarray:
-        """Render `{"shape": .., "color": .., "position": ..}` (or the triple in that order) -> (H, W, 3) uint8."""
+        """Render `{"shape": .., "color": .., "position": ..}` (or the triple in that order) -> (H, W, 3) uint8.
+
+        Optional `"size": "small" | "large"` (default large); positions are quadrants (`top_left`, ...) or cells of a
+        3 x 3 grid (`r0c0` ... `r2c2`, the extended space).
+        """
         from PIL import Image, ImageDraw
 
         if not isinstance(combo, dict):
@@ -75,14 +79,26 @@ class ShapeRenderer:
         shape, color, pos = combo["shape"], combo["color"], combo["position"]
         if color not in COLORS:
             raise ValueError(f"unknown color {color!r}; allowed: {', '.join(COLORS)}")
+        size = combo.get("size", "large")
+        if size not in ("small", "large"):
+            raise ValueError(f"unknown size {size!r}; allowed: small, large")
         scale = self.size / 32
-        extent = round(int(self.rng.integers(10, 13)) * scale)  # spec 6a: shape size 10-12 px at 32 x 32
+        grid = pos in GRID
+        lo = 10 if size == "large" and not grid else (6 if size == "large" else 4)  # spec 6a: 10-12 px at 32 x 32
+        extent = round(int(self.rng.integers(lo, lo + 3)) * scale)
         dx, dy = self.rng.integers(-self.jitter, self.jitter + 1, size=2)
-        q = self.size // 4
-        cx = (q if "left" in pos else 3 * q) + int(dx)
-        cy = (q if "top" in pos else 3 * q) + int(dy)
-        if not any(s in pos for s in ("left", "right")) or not any(s in pos for s in ("top", "bottom")):
-            raise ValueError(f"unknown position {pos!r}; use top_left, top_right, bottom_left, bottom_right")
+        if grid:
+            cell = self.size / 3
+            cx = int((int(pos[3]) + 0.5) * cell) + int(dx)
+            cy = int((int(pos[1]) + 0.5) * cell) + int(dy)
+        elif any(s in pos for s in ("left", "right")) and any(s in pos for s in ("top", "bottom")):
+            q = self.size // 4
+            cx = (q if "left" in pos else 3 * q) + int(dx)
+            cy = (q if "top" in pos else 3 * q) + int(dy)
+        else:
+            raise ValueError(
+                f"unknown position {pos!r}; use top_left, top_right, bottom_left, bottom_right or r0c0..r2c2"
+            )
         img = Image.new("RGB", (self.size, self.size))
         draw = ImageDraw.Draw(img)
         half = extent // 2
@@ -104,12 +120,20 @@ class ShapeRenderer:
 
 
 def make_shape_dataset(
-    n_per_combo: int = 10, holdout: str = "latin", size: int = 32, jitter: int = 1, seed: int = 0
+    n_per_combo: int = 10,
+    holdout: str = "latin",
+    size: int = 32,
+    jitter: int = 1,
+    seed: int = 0,
+    extended: bool = False,
 ) -> ConceptData:
-    """SHAPE-like images for all 64 combos, `n_per_combo` renders each, float32 CHW in [0, 1] (spec 6a)."""
+    """SHAPE-like images for all 64 combos (`extended`: 288, with size and a 3 x 3 grid; hold-out `summod`),
+    `n_per_combo` renders each, float32 CHW in [0, 1] (spec 6a, 6b)."""
     if n_per_combo < 1:
         raise ValueError(f"n_per_combo must be >= 1, got {n_per_combo}")
-    space = shape_space()
+    space = shape_space(extended)
+    if extended and holdout == "latin":
+        holdout = "summod"
     combos = space.combos()
     renderer = ShapeRenderer(size=size, jitter=jitter, seed=seed)
     names = space.names
@@ -127,9 +151,11 @@ def make_shape_dataset(
 def _holdout(space: ConceptSpace, holdout: str) -> np.ndarray:
     if holdout == "latin":
         return latin_square_holdout(space)
+    if holdout == "summod":
+        return sum_mod_holdout(space, 4)
     if holdout == "none":
         return np.zeros(len(space.combos()), dtype=bool)
-    raise ValueError(f"holdout must be 'latin' or 'none', got {holdout!r}")
+    raise ValueError(f"holdout must be 'latin', 'summod' or 'none', got {holdout!r}")
 
 
 def one_hot_combos(space: ConceptSpace, combos: np.ndarray) -> np.ndarray:
@@ -307,12 +333,13 @@ def make_dataset(
     thing_per_combo: int = 50,
     n_per_combo: int = 10,
     image_size: int = 32,
+    extended: bool = False,
 ) -> ConceptData:
-    """A dataset by name: `thing` (symbolic), `shapes` (rendered), `digits` (scikit-learn digit pairs)."""
+    """A dataset by name: `thing` (symbolic), `shapes` (rendered; `extended`: + size, 3 x 3 grid), `digits`."""
     if name == "thing":
         return make_thing_dataset(thing_per_combo, noise, seed=seed)
     if name == "shapes":
-        return make_shape_dataset(n_per_combo, size=image_size, seed=seed)
+        return make_shape_dataset(n_per_combo, size=image_size, seed=seed, extended=extended)
     if name == "digits":
         return load_digits_pairs(n_per_combo, seed=seed)
     raise ValueError(f"unknown dataset {name!r}; allowed: {', '.join(DATASETS)}")

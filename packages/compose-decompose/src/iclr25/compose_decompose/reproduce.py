@@ -64,7 +64,9 @@ def make_data(dataset: str, cfg: Config, seed: int) -> Any:
     """The ConceptData of a dataset name for a run."""
     from iclr25.compose_decompose.data import make_dataset
 
-    return make_dataset(dataset, seed, cfg.noise, cfg.thing_per_combo, cfg.n_per_combo, cfg.image_size)
+    return make_dataset(
+        dataset, seed, cfg.noise, cfg.thing_per_combo, cfg.n_per_combo, cfg.image_size, cfg.shape_extended
+    )
 
 
 def mechanics(seed: int = 0) -> dict[str, float]:

@@ -304,7 +304,8 @@ def load_checkpoint_game(path: str | Path) -> tuple[MultiTargetGame, ConceptData
     missing = [k for k in AGENT_KEYS + DATA_KEYS if k not in s]
     if missing:
         raise ValueError(f"{path}: checkpoint settings lack {', '.join(missing)}")
-    data = make_dataset(**{k: s[k] for k in DATA_KEYS if k != "dataset"}, name=s["dataset"])
+    extended = bool(s.get("shape_extended", False))
+    data = make_dataset(**{k: s[k] for k in DATA_KEYS if k != "dataset"}, name=s["dataset"], extended=extended)
     game = build_game(data, **{k: s[k] for k in AGENT_KEYS}, seed=s["seed"])
     game.load_state_dict(ckpt["state_dict"])
     return game, data, s
