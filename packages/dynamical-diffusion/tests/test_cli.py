@@ -36,6 +36,46 @@ def test_train_sample_eval_round_trip(tmp_path: Path, capsys: pytest.CaptureFixt
     assert set(metrics) >= {"crps", "ens_mse", "official_rmse", "crps_per_lead"}
     assert len(metrics["crps_per_lead"]) == 5
     assert np.isfinite(metrics["crps"])
+    # run folders: a finished run is replaced only with --overwrite
+    ckpt = ["--checkpoint", str(tmp_path / "m" / "model.pt")]
+    assert main(["sample", *ckpt, "--out", str(tmp_path / "s")]) == 2
+    assert "already holds a complete run" in capsys.readouterr().err
+    assert main(["sample", *ckpt, "--out", str(tmp_path / "s"), "--overwrite", "--n-samples", "3"]) == 0
+    assert np.load(tmp_path / "s" / "samples.npy").shape[0] == 3
+    assert main(["train", "--out", str(tmp_path / "m"), *TINY]) == 2
+    assert "already holds a complete run" in capsys.readouterr().err
+    assert json.loads((tmp_path / "m" / ".iclr25-run.json").read_text())["status"] == "complete"
+
+
+def test_verbs_never_write_into_a_users_folder_or_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("years of work")
+    for extra in ([], ["--overwrite"]):
+        assert main(["train", "--out", str(mine), *TINY, *extra]) == 2
+        assert "no iclr25 run made" in capsys.readouterr().err
+        assert main(["sample", "--checkpoint", "missing.pt", "--out", str(mine), *extra]) == 2
+        assert "no iclr25 run made" in capsys.readouterr().err
+    assert [p.name for p in mine.iterdir()] == ["thesis.tex"]
+    precious = tmp_path / "precious.npy"
+    precious.write_text("keep")
+    assert main(["simulate", "pde1d", "--n", "2", "--out", str(precious)]) == 2
+    assert "--overwrite" in capsys.readouterr().err and precious.read_text() == "keep"
+    assert main(["simulate", "pde1d", "--n", "2", "--out", str(precious), "--overwrite"]) == 0
+    assert np.load(precious).shape[0] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "precious.npy"]
+
+
+def test_bad_values_are_refused_before_torch_loads(tmp_path: Path) -> None:
+    code = (
+        "import sys; from iclr25.dynamical_diffusion.cli import main; "
+        "codes = [main(['reproduce', 'lr=nan']), main(['train', 'steps=0']), main(['reproduce', '--out', '.']), "
+        "main(['sample', '--checkpoint', 'x.pt', '--out', 's', '--clip-x0', 'nan'])]; "
+        "print(codes, 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert out.stdout.strip() == "[2, 2, 2, 2] False", out.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_simulate(tmp_path: Path) -> None:
@@ -62,6 +102,14 @@ def test_ns2d_two_channel_train_and_sample(tmp_path: Path) -> None:
         (["sample", "--checkpoint", "missing.pt", "--out", "x"], "does not exist"),
         (["eval", "--run", "missing"], "does not exist"),
         (["sample", "--checkpoint", "BAD", "--out", "x"], "is not a model.pt written by `train`"),
+        (["train", "lr=-1"], "lr must be > 0"),
+        (["train", "gamma_ratio=nan"], "gamma_ratio must be a finite number"),
+        (["train", "ch_mult=1,0"], "ch_mult[1] must be an integer >= 1"),
+        (["reproduce", "seeds=0"], "seeds must be an integer >= 1"),
+        (["reproduce", "ablation_ratios=0.5,2"], "ablation_ratios[1] must lie in [0, 1]"),
+        (["sample", "--checkpoint", "missing.pt", "--out", "x", "--n-samples", "0"], "--n-samples must be >= 1"),
+        (["simulate", "pde1d", "--n", "0", "--out", "x.npy"], "--n must be >= 1"),
+        (["simulate", "pde1d", "--out", "x.txt"], "must name a .npy file"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

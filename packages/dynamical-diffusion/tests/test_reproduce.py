@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from iclr25.dynamical_diffusion.reproduce import PRESETS, SLUG, Config, exact_checks, model_variants, run
-from iclr25.shared.cli import build_config, rerun_command
+from iclr25.dynamical_diffusion.config import PRESETS, Config
+from iclr25.dynamical_diffusion.reproduce import SLUG, exact_checks, model_variants, run
+from iclr25.shared.cli import build_config
 from iclr25.shared.results import Report
+from iclr25.shared.run import rerun_command
 
 
 @pytest.mark.claims
@@ -57,7 +59,7 @@ def test_presets_and_validation() -> None:
         Config(gamma_ratio=2.0)
     with pytest.raises(ValueError, match="dataset"):
         Config(dataset="mnist")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="workers=0"):
+    with pytest.raises(ValueError, match="workers must be an integer >= 1, got 0"):
         Config(workers=0)
     with pytest.raises(ValueError, match="ablation_ratios"):
         Config(ablation_ratios=(0.5, 1.5))
@@ -67,10 +69,14 @@ def test_presets_and_validation() -> None:
     for bad, match in (
         ({"ddim_steps": 1000}, "ddim_steps=1000"),
         ({"ddim_steps": 3}, "ddim_steps=3"),
-        ({"n_samples": 1}, "n_samples=1"),
-        ({"n_test": 1}, "n_test=1"),
-        ({"clip_ablation": 0.0}, "clip_ablation=0.0"),
-        ({"weight_decay": -0.1}, "weight_decay=-0.1"),
+        ({"ddim_steps": 2000}, "ddim_steps must be at most T=1000"),
+        ({"n_samples": 1}, "n_samples must be an integer >= 2, got 1"),
+        ({"n_test": 1}, "n_test must be an integer >= 2, got 1"),
+        ({"clip_ablation": 0.0}, "clip_ablation must be > 0, got 0.0"),
+        ({"weight_decay": -0.1}, "weight_decay must be >= 0, got -0.1"),
+        ({"lr": float("nan")}, "lr must be a finite number"),
+        ({"ch_mult": ()}, "ch_mult must not be empty"),
+        ({"steps": 0}, "steps must be an integer >= 1"),
     ):
         with pytest.raises(ValueError, match=match):
             Config(**bad)
@@ -81,8 +87,13 @@ def test_presets_and_validation() -> None:
 def test_existing_run_folder_is_not_overwritten(tmp_path: Path) -> None:
     (tmp_path / "r").mkdir()
     (tmp_path / "r" / "results.json").write_text("{}")
-    with pytest.raises(FileExistsError, match="overwrite"):
-        run("ci", tmp_path / "r")
+    for overwrite in (False, True):  # a folder no run made is never replaced
+        with pytest.raises(ValueError, match="no iclr25 run made"):
+            run("ci", tmp_path / "r", overwrite=overwrite)
+    assert (tmp_path / "r" / "results.json").read_text() == "{}"
+    with pytest.raises(ValueError, match="device must be one of"):
+        run("ci", tmp_path / "new", device="tpu")
+    assert not (tmp_path / "new").exists()
 
 
 def test_report_command_names_the_overrides() -> None:

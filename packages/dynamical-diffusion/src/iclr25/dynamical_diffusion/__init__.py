@@ -6,10 +6,8 @@ Public names are exported lazily: importing this package does not import torch.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from iclr25.shared.paper import Paper
+from iclr25.shared.run import lazy_exports
 
 PAPER = Paper(
     slug="dynamical-diffusion",
@@ -61,9 +59,4 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = ["PAPER", *sorted(_EXPORTS)]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

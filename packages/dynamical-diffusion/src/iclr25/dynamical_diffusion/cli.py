@@ -6,14 +6,18 @@ Standard library only at module level, so `--help` answers instantly; torch load
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
+from iclr25.dynamical_diffusion.config import PRESETS
 from iclr25.shared.cli import CliError, add_run_args, build_config, guarded, make_parser, reproduce_command
+from iclr25.shared.progress import set_quiet
+from iclr25.shared.run import DEVICES, check_run_folder
 
 PROG = "iclr25-dynamical-diffusion"
 SLUG = "dynamical-diffusion"
-SCALES = ("ci", "quick", "full")
+SCALES = tuple(PRESETS)
 DATASETS = ("pde1d", "pde2d", "heat", "ns2d", "ts")
 
 EPILOG = """examples:
@@ -37,12 +41,14 @@ def _parser():
     tr.add_argument("--r", type=float, default=None, help="gamma ratio r in [0, 1] (default: the preset's, 0.5)")
     sa = sub.add_parser("sample", help="sample forecasts of the test set from a trained model.pt")
     sa.add_argument("--checkpoint", type=Path, required=True)
-    sa.add_argument("--out", type=Path, required=True, help="folder for samples.npy and truth.npy")
+    sa.add_argument("--out", type=Path, required=True, help="run folder for samples.npy, truth.npy and meta.json")
     sa.add_argument("--n-samples", type=int, default=None)
     sa.add_argument("--ddim-steps", type=int, default=None)
     sa.add_argument("--clip-x0", type=float, default=None)
     sa.add_argument("--seed", type=int, default=0)
-    sa.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto")
+    sa.add_argument("--device", choices=DEVICES, default="auto")
+    sa.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
+    sa.add_argument("--quiet", action="store_true", help="no progress output")
     ev = sub.add_parser("eval", help="CRPS, ensemble MSE and the official RMSE of a sample folder")
     ev.add_argument("--run", type=Path, required=True, help="folder with samples.npy and truth.npy")
     ev.add_argument("--n-context", type=int, default=None, help="context frames (default: from meta.json)")
@@ -51,66 +57,93 @@ def _parser():
     si.add_argument("--n", type=int, default=100, help="sequences (or time steps for ts)")
     si.add_argument("--size", type=int, default=32)
     si.add_argument("--seed", type=int, default=0)
-    si.add_argument("--out", type=Path, required=True)
+    si.add_argument("--out", type=Path, required=True, help="the .npy file to write")
+    si.add_argument("--overwrite", action="store_true", help="replace an existing file")
     return parser
 
 
 def _train(args) -> int:
-    import torch
-
-    from iclr25.dynamical_diffusion.reproduce import PRESETS, make_data, make_model
-    from iclr25.dynamical_diffusion.training import train
-    from iclr25.shared.cli import default_run_dir
-    from iclr25.shared.device import configure_torch, pick_device
-    from iclr25.shared.logging import MetricsLogger
-    from iclr25.shared.results import atomic_write_json, prepare_run_dir
-    from iclr25.shared.seed import seed_everything
-
     overrides = list(args.overrides)
     if args.dataset is not None:
         overrides.append(f"dataset={args.dataset}")
     if args.r is not None:
         overrides.append(f"gamma_ratio={args.r}")
-    config = build_config(PRESETS[args.scale], args.config, overrides)
-    out = prepare_run_dir(args.out or default_run_dir(SLUG, "train", args.scale), args.overwrite)
-    dev = pick_device(args.device)
-    configure_torch(dev, threads=config.threads)
-    seed_everything(args.seed)
-    train_np, _ = make_data(config, args.seed, dev)
-    model = make_model(config, config.gamma_ratio).to(dev)
-    with MetricsLogger(out, wandb=args.wandb, name=f"{SLUG}-train") as logger:
-        stats = train(
-            model,
-            torch.from_numpy(train_np).to(dev),
-            config.steps,
-            config.batch_size,
-            config.lr,
-            config.weight_decay,
-            seed=args.seed,
-            logger=logger,
-        )
+    config = build_config(PRESETS[args.scale], args.config, overrides)  # values checked before torch loads
+    if not 0 <= args.seed < 2**32:
+        raise CliError(f"--seed must be an integer in [0, 2**32), got {args.seed}")
+    if args.out is not None:
+        check_run_folder(args.out, args.overwrite)
+    if args.wandb != "off":
+        import importlib.util
+
+        if importlib.util.find_spec("wandb") is None:
+            raise CliError(
+                f"--wandb {args.wandb} needs wandb, which is not installed: pip install 'iclr25-shared[wandb]'"
+            )
+    set_quiet(args.quiet)
+
     from dataclasses import asdict
 
-    torch.save({"config": asdict(config), "seed": args.seed, "state_dict": model.net.state_dict()}, out / "model.pt")
-    atomic_write_json(out / "train.json", {"final_loss": stats.final_loss, "steps_per_s": stats.steps_per_s})
+    import torch
+
+    from iclr25.dynamical_diffusion.reproduce import make_data, make_model
+    from iclr25.dynamical_diffusion.training import train
+    from iclr25.shared.device import configure_torch, pick_device
+    from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.results import atomic_write_json
+    from iclr25.shared.run import default_run_dir, open_run_folder
+    from iclr25.shared.seed import seed_everything
+
+    dev = pick_device(args.device)
+    target = args.out or default_run_dir(SLUG, "train", args.scale)
+    with open_run_folder(target, args.overwrite, paper=SLUG, command="train") as out:
+        configure_torch(dev, threads=config.threads)
+        seed_everything(args.seed)
+        train_np, _ = make_data(config, args.seed, dev)
+        model = make_model(config, config.gamma_ratio).to(dev)
+        with MetricsLogger(out, wandb=args.wandb, name=f"{SLUG}-train", config=asdict(config)) as logger:
+            stats = train(
+                model,
+                torch.from_numpy(train_np).to(dev),
+                config.steps,
+                config.batch_size,
+                config.lr,
+                config.weight_decay,
+                seed=args.seed,
+                logger=logger,
+            )
+        state = {"config": asdict(config), "seed": args.seed, "state_dict": model.net.state_dict()}
+        torch.save(state, out / "model.pt")
+        atomic_write_json(out / "train.json", {"final_loss": stats.final_loss, "steps_per_s": stats.steps_per_s})
     print(
         f"trained r={config.gamma_ratio} on {config.dataset}: final loss {stats.final_loss:.4f}, "
-        f"{stats.steps_per_s:.1f} steps/s; model written to {out / 'model.pt'}"
+        f"{stats.steps_per_s:.1f} steps/s; model written to {target / 'model.pt'}"
     )
     return 0
 
 
 def _sample(args) -> int:
+    if args.n_samples is not None and args.n_samples < 1:
+        raise CliError(f"--n-samples must be >= 1, got {args.n_samples}")
+    if args.ddim_steps is not None and args.ddim_steps < 1:
+        raise CliError(f"--ddim-steps must be >= 1, got {args.ddim_steps}")
+    if args.clip_x0 is not None and not (math.isfinite(args.clip_x0) and args.clip_x0 > 0):
+        raise CliError(f"--clip-x0 must be a finite number > 0, got {args.clip_x0}")
+    if not 0 <= args.seed < 2**32:
+        raise CliError(f"--seed must be an integer in [0, 2**32), got {args.seed}")
+    check_run_folder(args.out, args.overwrite)
+    if not args.checkpoint.is_file():
+        raise CliError(f"checkpoint {args.checkpoint} does not exist")
+    set_quiet(args.quiet)
     import numpy as np
     import torch
 
-    from iclr25.dynamical_diffusion.reproduce import Config, make_data, make_model
+    from iclr25.dynamical_diffusion.config import Config
+    from iclr25.dynamical_diffusion.reproduce import make_data, make_model
     from iclr25.dynamical_diffusion.training import sample_batched
     from iclr25.shared.device import pick_device
     from iclr25.shared.results import atomic_write_json
-
-    if not args.checkpoint.is_file():
-        raise CliError(f"checkpoint {args.checkpoint} does not exist")
+    from iclr25.shared.run import open_run_folder
     from iclr25.shared.safeload import load_checkpoint
 
     # weights only: a model.pt holds a config dict, the seed and tensors; nothing in the file runs
@@ -127,21 +160,21 @@ def _sample(args) -> int:
     except Exception as e:  # any unreadable or foreign file becomes one clear line
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CliError(f"checkpoint {args.checkpoint} is not a model.pt written by `train` ({first})") from e
-    dev = pick_device(args.device)
-    model = model.to(dev).eval()
-    _, test_np = make_data(config, seed, dev)
-    test = torch.from_numpy(test_np).to(dev)
     n_samples = args.n_samples or config.n_samples
     ddim = args.ddim_steps or config.ddim_steps
-    if n_samples < 1 or not 1 <= ddim <= config.T:
-        raise CliError(f"--n-samples must be >= 1 and --ddim-steps in [1, {config.T}]")
-    samples, secs = sample_batched(
-        model, test[:, : config.n_context], test.shape[1], n_samples, ddim, seed=args.seed, clip_x0=args.clip_x0
-    )
-    args.out.mkdir(parents=True, exist_ok=True)
-    np.save(args.out / "samples.npy", samples.cpu().numpy())
-    np.save(args.out / "truth.npy", test_np)
-    atomic_write_json(args.out / "meta.json", {"n_context": config.n_context, "seconds": secs})
+    if ddim > config.T:
+        raise CliError(f"--ddim-steps must be in [1, {config.T}], got {ddim}")
+    dev = pick_device(args.device)
+    model = model.to(dev).eval()
+    with open_run_folder(args.out, args.overwrite, paper=SLUG, command="sample") as out:
+        _, test_np = make_data(config, seed, dev)
+        test = torch.from_numpy(test_np).to(dev)
+        samples, secs = sample_batched(
+            model, test[:, : config.n_context], test.shape[1], n_samples, ddim, seed=args.seed, clip_x0=args.clip_x0
+        )
+        np.save(out / "samples.npy", samples.cpu().numpy())
+        np.save(out / "truth.npy", test_np)
+        atomic_write_json(out / "meta.json", {"n_context": config.n_context, "seconds": secs})
     print(f"wrote {tuple(samples.shape)} samples to {args.out / 'samples.npy'} in {secs:.1f} s")
     return 0
 
@@ -173,6 +206,12 @@ def _eval(args) -> int:
 
 
 def _simulate(args) -> int:
+    if args.n < 1 or args.size < 8:
+        raise CliError(f"--n must be >= 1 and --size >= 8, got {args.n} and {args.size}")
+    if args.out.suffix != ".npy":
+        raise CliError(f"--out must name a .npy file, got {args.out}")
+    if args.out.is_dir() or (args.out.exists() and not args.overwrite):
+        raise CliError(f"{args.out} exists; pass --overwrite to replace it or choose another --out")
     import numpy as np
 
     from iclr25.dynamical_diffusion import data
@@ -188,7 +227,12 @@ def _simulate(args) -> int:
     else:
         arr = data.synthetic_multivariate_ts(args.n, seed=args.seed)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    np.save(args.out, arr)
+    partial = args.out.with_name(f".{args.out.stem}.partial.npy")  # renamed into place when written
+    try:
+        np.save(partial, arr)
+        partial.replace(args.out)
+    finally:
+        partial.unlink(missing_ok=True)
     print(f"wrote {args.dataset} {arr.shape} to {args.out}")
     return 0
 
@@ -198,9 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of `iclr25-dynamical-diffusion`."""
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == "reproduce":
-        from iclr25.dynamical_diffusion.reproduce import PRESETS, run
-
-        return reproduce_command(SLUG, args, run, PRESETS)
+        return reproduce_command(SLUG, args, "iclr25.dynamical_diffusion.reproduce:run", PRESETS)
     if args.command == "train":
         return _train(args)
     if args.command == "sample":

@@ -17,6 +17,7 @@ from torch import Tensor
 from iclr25.dynamical_diffusion.dydiff import DynamicalDiffusion
 from iclr25.dynamical_diffusion.metrics import crps_pwm, crps_pwm_map, ensemble_mse, official_rmse
 from iclr25.shared.device import synchronize
+from iclr25.shared.progress import progress
 
 
 @dataclass
@@ -57,7 +58,7 @@ def train(
     losses, running = [], 0.0
     synchronize(device.type)
     start = time.perf_counter()
-    for step in range(1, steps + 1):
+    for step in progress(range(1, steps + 1), desc=f"train {tag}".rstrip("/ "), unit="step"):
         idx = torch.randint(0, data.shape[0], (batch_size,), generator=idx_gen)
         loss = model.loss(data[idx.to(device)], generator=gen)
         opt.zero_grad(set_to_none=True)
