@@ -67,8 +67,12 @@ def test_truncated_m_is_exact_at_full_rank_and_close_at_rank_one() -> None:
     H = kfac_hessian(m, s.X_train, s.y_train)
     approx = F.fi_util(m, s.X_train, s.y_train, s.X_val, s.y_val, hessian=H, ops=TruncatedMOps(F.make_ops(m), 1))
     assert approx.shape == exact.shape and np.all(approx >= 0)
+    same = F.fi_util(m, s.X_train, s.y_train, s.X_val, s.y_val, hessian="kfac", svd_rank=1)
+    np.testing.assert_allclose(same, approx, rtol=1e-10)
     with pytest.raises(ValueError, match="rank"):
         TruncatedMOps(F.make_ops(m), 0)
+    with pytest.raises(ValueError, match="hessian must be"):
+        F.fi_util(m, s.X_train, s.y_train, s.X_val, s.y_val, hessian="diag")
 
 
 def test_subsample_rank_forest_recovers_a_smooth_ranking() -> None:

@@ -20,7 +20,7 @@ AL_STRATEGIES = ("fi", "iv", "bald", "entropy", "random", "fi_subsample", "fi_bo
 
 @dataclass(frozen=True)
 class Config:
-    """Quick: `iclr25-influence-selection reproduce --scale quick` (about 2-3 min on 2 idle CPU cores).
+    """Quick: `iclr25-influence-selection reproduce --scale quick` (85 s of CPU, one thread; 8 min wall on a busy 2-core box).
 
     Reaches (30 seeds) FI 95.9 % vs IV 95.3 % test accuracy after removing 20 of 150 points, FI's top-10
     removals 97 % flipped labels under 10 % label noise, and AUC(FI) - AUC(IV) of about 0.02 in active
@@ -115,7 +115,7 @@ class Config:
 
 
 PRESETS: dict[str, Config] = {
-    # CI gate: the gated claims only (linear, label noise, AL with FI / IV / random): about 40 s on 2 cores.
+    # CI gate: the gated claims only (linear, label noise, AL with FI / IV / random): about 20 s of CPU.
     "ci": Config(moons_seeds=0, al_strategies=("fi", "iv", "random"), figures=False),
     "quick": Config(),
     # Full: `iclr25-influence-selection reproduce --scale full [image_dir=MNIST_FOLDER]` on one GPU: the quick

@@ -152,18 +152,13 @@ def kfsvd_check(seed: int, steps: int, weight_decay: float, rank: int) -> dict[s
     """KFSVD (Sec. 5: K-FAC H and rank-k M) against exact FI on one moons seed: rank agreement and time."""
     from scipy.stats import spearmanr
 
-    from iclr25.influence_selection.approx import TruncatedMOps, kfac_hessian
-    from iclr25.influence_selection.fi import make_ops
-
     s = two_moons(seed)
     m = MLPModel(steps=steps, weight_decay=weight_decay, seed=seed).fit(s.X_train, s.y_train)
     t = time.perf_counter()
     exact = fi_util(m, s.X_train, s.y_train, s.X_val, s.y_val)
     t_exact = time.perf_counter() - t
     t = time.perf_counter()
-    H = kfac_hessian(m, s.X_train, s.y_train)
-    ops = TruncatedMOps(make_ops(m), rank)
-    approx = fi_util(m, s.X_train, s.y_train, s.X_val, s.y_val, hessian=H, ops=ops)
+    approx = fi_util(m, s.X_train, s.y_train, s.X_val, s.y_val, hessian="kfac", svd_rank=rank)
     t_approx = time.perf_counter() - t
     top = set(np.argsort(-exact)[:20].tolist())
     top_a = set(np.argsort(-approx)[:20].tolist())

@@ -209,6 +209,28 @@ def make_ops(model: Any, backend: str = "auto") -> Any:
 # ---------------------------------------------------------------------------------------------------------
 # The measure
 # ---------------------------------------------------------------------------------------------------------
+def _hessian(ops: Any, model: Any, X: np.ndarray, y: np.ndarray, hessian: Any) -> np.ndarray:
+    """H: "exact" / None (the full Hessian with the L2 term), "kfac" (Sec. 5, MLPModel), or a given matrix."""
+    if hessian is None or (isinstance(hessian, str) and hessian == "exact"):
+        return ops.hessian(X, y)
+    if isinstance(hessian, str):
+        if hessian != "kfac":
+            raise ValueError(f"hessian must be 'exact', 'kfac' or a (p, p) array, got {hessian!r}")
+        from iclr25.influence_selection.approx import kfac_hessian
+
+        return kfac_hessian(model, X, y)
+    return np.asarray(hessian, float)
+
+
+def _with_rank(ops: Any, svd_rank: int | None) -> Any:
+    """Replace M by its rank-k truncation (KFSVD, Sec. 5) when svd_rank is given."""
+    if svd_rank is None:
+        return ops
+    from iclr25.influence_selection.approx import TruncatedMOps
+
+    return ops if isinstance(ops, TruncatedMOps) else TruncatedMOps(ops, svd_rank)
+
+
 def _solve(H: np.ndarray, B: np.ndarray) -> np.ndarray:
     """H^{-1} B for B (p, ...) (numpy LU; a least-squares solve if H is singular)."""
     shape = B.shape
@@ -281,14 +303,14 @@ def _fi_direction(
     rcond: float,
     basis: np.ndarray | None,
     backend: str,
-    hessian: np.ndarray | None,
+    hessian: Any,
     metric_form: str = "appendix",
     ops: Any = None,
 ) -> np.ndarray:
     X = np.asarray(X, float)
     y = np.asarray(y).astype(int)
     ops = ops or make_ops(model, backend)
-    H = ops.hessian(X, y) if hessian is None else hessian
+    H = _hessian(ops, model, X, y, hessian)
     n = len(X)
     geo = Geometry(ops, H, n, X, y, rcond=rcond, basis=basis, metric_form=metric_form)
     v = _v_rows(ops, H, n, X, y, g_target, basis)
@@ -305,17 +327,19 @@ def fi_util(
     rcond: float = DEFAULT_RCOND,
     basis: np.ndarray | None = None,
     backend: str = "auto",
-    hessian: np.ndarray | None = None,
+    hessian: np.ndarray | str | None = None,
+    svd_rank: int | None = None,
     metric_form: str = "appendix",
     ops: Any = None,
 ) -> np.ndarray:
     """FI_util of every training point (n,): the target is the mean validation loss (Sec. 4.1, Algorithm 3).
 
     `model` must be fitted on (X, y). `basis` reparameterises omega = basis @ omega' (tests of Theorem 1);
-    `hessian` replaces the exact H (e.g. K-FAC); `metric_form` other than "appendix" is an ablation
+    `hessian` is "exact" (default), "kfac" or a matrix; `svd_rank=k` truncates M to rank k (KFSVD);
+    `metric_form` other than "appendix" is an ablation
     (see the note at the top of the module).
     """
-    ops = ops or make_ops(model, backend)
+    ops = _with_rank(ops or make_ops(model, backend), svd_rank)
     gV = ops.grads(np.asarray(X_val, float), np.asarray(y_val).astype(int)).mean(0)  # mean validation gradient
     return _fi_direction(
         model, X, y, gV, rcond=rcond, basis=basis, backend=backend, hessian=hessian, metric_form=metric_form, ops=ops
@@ -331,11 +355,12 @@ def fi_pair(
     rcond: float = DEFAULT_RCOND,
     basis: np.ndarray | None = None,
     backend: str = "auto",
-    hessian: np.ndarray | None = None,
+    hessian: np.ndarray | str | None = None,
+    svd_rank: int | None = None,
     ops: Any = None,
 ) -> np.ndarray:
     """FI(z', z_i) of one target point z' = (x', y') on every training point z_i (Eq. 3.3): (n,)."""
-    ops = ops or make_ops(model, backend)
+    ops = _with_rank(ops or make_ops(model, backend), svd_rank)
     xt, yt = z_target
     g = ops.grads(np.asarray(xt, float).reshape(1, -1), np.array([int(yt)]))[0]
     return _fi_direction(model, X, y, g, rcond=rcond, basis=basis, backend=backend, hessian=hessian, ops=ops)
@@ -367,7 +392,8 @@ def fi_active_matrix(
     rng: np.random.Generator | None = None,
     rcond: float = DEFAULT_RCOND,
     backend: str = "auto",
-    hessian: np.ndarray | None = None,
+    hessian: np.ndarray | str | None = None,
+    svd_rank: int | None = None,
     metric_form: str = "appendix",
     chunk: int = 256,
 ) -> np.ndarray:
@@ -380,8 +406,8 @@ def fi_active_matrix(
     X_lab = np.asarray(X_lab, float)
     y_lab = np.asarray(y_lab).astype(int)
     X_pool = np.asarray(X_pool, float)
-    ops = make_ops(model, backend)
-    H = ops.hessian(X_lab, y_lab) if hessian is None else hessian
+    ops = _with_rank(make_ops(model, backend), svd_rank)
+    H = _hessian(ops, model, X_lab, y_lab, hessian)
     n = len(X_lab)
     idx = np.arange(n)
     if sub is not None and sub < n:
@@ -412,7 +438,8 @@ def fi_active(
     rng: np.random.Generator | None = None,
     rcond: float = DEFAULT_RCOND,
     backend: str = "auto",
-    hessian: np.ndarray | None = None,
+    hessian: np.ndarray | str | None = None,
+    svd_rank: int | None = None,
     metric_form: str = "appendix",
 ) -> np.ndarray:
     """FI_active acquisition score of every pool point (m,): FI aggregated over labelled points (Algorithm 4)."""
@@ -429,6 +456,7 @@ def fi_active(
         rcond=rcond,
         backend=backend,
         hessian=hessian,
+        svd_rank=svd_rank,
         metric_form=metric_form,
     )
     return fn(mat)
