@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from iclr25.shared.safeload import load_npz, restricted_pickle_load
+from iclr25.shared.safeload import load_npz, reading_file, restricted_pickle_load
 
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)  # official normalisation constants
 CIFAR10_STD = (0.2023, 0.1994, 0.2010)
@@ -111,10 +111,8 @@ def load_svhn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """SVHN `.mat` (X: 32 x 32 x 3 x N uint8, y with 10 meaning 0): images (n, 3, 32, 32) in [0, 1], labels."""
     from scipy.io import loadmat
 
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such file: {path}")
-    mat = loadmat(path)
+    with reading_file(path, "MATLAB .mat file (SVHN format)") as p:
+        mat = loadmat(p)
     if "X" not in mat or "y" not in mat:
         raise ValueError(f"{path} needs variables X and y")
     X = np.transpose(mat["X"], (3, 2, 0, 1)).astype(np.float32) / 255.0
@@ -135,7 +133,7 @@ def load_image_folder(root: str | Path, size: int | None = None) -> tuple[np.nda
     for c, name in enumerate(classes):
         for f in sorted((root / name).iterdir()):
             if f.suffix.lower() in IMAGE_SUFFIXES:
-                with Image.open(f) as im:
+                with reading_file(f, "readable image"), Image.open(f) as im:
                     im = im.convert("RGB")
                     if size:
                         im = im.resize((size, size))
@@ -164,7 +162,8 @@ def load_dataset(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         z = load_npz(path, keys=("X", "y"), what="dataset .npz with arrays X and y")
         return z["X"].astype(np.float32), z["y"].astype(np.int64)
     if path.suffix == ".csv":
-        data = np.loadtxt(path, delimiter=",", ndmin=2, dtype=np.float64)
+        with reading_file(path, "CSV file of numbers (label in the last column)") as p:
+            data = np.loadtxt(p, delimiter=",", ndmin=2, dtype=np.float64)
         return data[:, :-1].astype(np.float32), data[:, -1].astype(np.int64)
     if path.suffix == ".mat":
         return load_svhn(path)
