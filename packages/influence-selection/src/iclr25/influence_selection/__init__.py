@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {  # public name -> submodule
     "make_ops": "fi",
     "iv_scores": "baselines",
     "iv_active_scores": "baselines",
+    "bald_scores": "baselines",
     "bald_laplace_scores": "baselines",
     "bald_mc_dropout_scores": "baselines",
     "entropy_scores": "baselines",

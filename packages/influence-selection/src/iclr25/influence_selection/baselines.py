@@ -81,6 +81,9 @@ def bald_laplace_scores(
     return _mutual_information(Ps)
 
 
+bald_scores = bald_laplace_scores  # the name of the spec's API (Laplace BALD for logistic models)
+
+
 def _mutual_information(Ps: np.ndarray) -> np.ndarray:
     Ps = np.clip(Ps, 1e-12, 1.0)
     mean = Ps.mean(0)

@@ -388,10 +388,16 @@ def run(
         import torch
         from threadpoolctl import threadpool_limits
 
+        import os
+
+        # Small matrices: on a few shared cores, BLAS/torch threads only contend (measured 35x slower on a busy
+        # 2-core machine); a large machine (the full preset's GPU box) keeps its threads for the 2,570-d solves.
+        one = (os.cpu_count() or 1) <= 4
         threads = torch.get_num_threads()
-        torch.set_num_threads(1)  # small matrices: threads only contend (measured 35x slower on a busy machine)
+        if one:
+            torch.set_num_threads(1)
         try:
-            with threadpool_limits(limits=1):
+            with threadpool_limits(limits=1 if one else None):
                 metrics = measure(run.config, run)
         finally:
             torch.set_num_threads(threads)
