@@ -385,10 +385,10 @@ def run(
     with start_run(
         SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
     ) as run:
+        import os
+
         import torch
         from threadpoolctl import threadpool_limits
-
-        import os
 
         # Small matrices: on a few shared cores, BLAS/torch threads only contend (measured 35x slower on a busy
         # 2-core machine); a large machine (the full preset's GPU box) keeps its threads for the 2,570-d solves.
