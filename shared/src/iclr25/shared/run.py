@@ -254,14 +254,16 @@ class RunFolder:
 
 
 @contextmanager
-def open_run_folder(path: str | Path, overwrite: bool = False, *, paper: str = "", command: str = "") -> Iterator[Path]:
+def open_run_folder(
+    path: str | Path, overwrite: bool = False, *, paper: str = "", command: str = "", resume: bool = False
+) -> Iterator[Path]:
     """A run folder for a verb without a claims report (train, eval, run on a user's data): the same rules as
     `start_run`; yields the folder to write into, marked complete when the block ends, incomplete if it raises.
 
         with open_run_folder(out, overwrite, paper=SLUG, command="train") as folder:
             ...  # write files into folder
     """
-    folder = RunFolder(path, overwrite, paper=paper, command=command)
+    folder = RunFolder(path, overwrite, paper=paper, command=command, resume=resume)
     try:
         yield folder.work
     except BaseException as e:
@@ -323,6 +325,16 @@ def _cpu_seconds() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
+def launch_fabric(folder: Path, device: str, scale_out: ScaleOut) -> Any:
+    """Launch a Lightning Fabric for `scale_out`; the processes it starts share `folder` (rank 0 writes)."""
+    from iclr25.shared.fabric import make_fabric
+
+    os.environ[RUN_DIR_ENV] = str(Path(folder).resolve())
+    fabric = make_fabric(device, scale_out.devices, scale_out.num_nodes, scale_out.strategy, scale_out.precision)
+    fabric.launch()
+    return fabric
+
+
 class Run:
     """One run: its resolved config, folder, device, metrics logger, progress and report (see `start_run`)."""
 
@@ -369,18 +381,13 @@ class Run:
         """A launched Lightning Fabric for this run's `--devices/--num-nodes/--strategy/--precision` (one process
         unless asked for more; see `iclr25.shared.fabric`). The processes it starts share this run folder."""
         if self._fabric is None:
-            from iclr25.shared.fabric import make_fabric
-
-            s = self.scale_out
-            os.environ[RUN_DIR_ENV] = str(self.folder.work.resolve())
-            self._fabric = make_fabric(self.requested_device, s.devices, s.num_nodes, s.strategy, s.precision)
-            self._fabric.launch()
+            self._fabric = launch_fabric(self.dir, self.requested_device, self.scale_out)
         return self._fabric
 
-    def checkpointer(self, every: int, keep: int = 2) -> Checkpointer:
-        """Checkpoints in `<run folder>/checkpoints` every `every` steps (`--checkpoint-every` overrides it);
-        `checkpointer.resume(run.scale_out.resume, state, fabric)` continues a run."""
-        return Checkpointer(self.dir / "checkpoints", self.scale_out.checkpoint_every or every, keep)
+    def checkpointer(self, every: int, keep: int = 2, name: str = "") -> Checkpointer:
+        """Checkpoints in `<run folder>/checkpoints[/name]` every `every` steps (`--checkpoint-every` overrides
+        it); `checkpointer.resume(run.scale_out.resume, state, fabric)` continues a run."""
+        return Checkpointer(self.dir / "checkpoints" / name, self.scale_out.checkpoint_every or every, keep)
 
     @property
     def logger(self) -> Any:

@@ -24,6 +24,7 @@ from iclr25.shared.cli import (
     guarded,
     make_parser,
     reproduce_command,
+    scale_out_from_args,
 )
 from iclr25.shared.run import DEVICES, open_run_folder
 
@@ -35,12 +36,12 @@ def _parser():
     parser = make_parser(PROG, __doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run a preset and check the paper's claims")
-    add_run_args(rep, scales=("ci", "quick", "full"))
+    add_run_args(rep, scales=("ci", "quick", "full"), scale_out=True)
     tr = sub.add_parser("train", help="train one model on one task and evaluate it on lengths 40-256")
     tr.add_argument("--task", choices=TASKS, default="parity")
     tr.add_argument("--model", "--mixer", dest="model", choices=MODELS, default="deltanet")
     tr.add_argument("--eig-range", default="-1,1", help="0,1 or -1,1 (default: %(default)s)")
-    add_run_args(tr)
+    add_run_args(tr, scale_out=True)
     ev = sub.add_parser("eval", help="evaluate a checkpoint written by `train`")
     ev.add_argument("--ckpt", type=Path, required=True)
     ev.add_argument("--lengths", default="40:256", help="min:max sequence length (default: %(default)s)")
@@ -81,25 +82,44 @@ def _train(args) -> int:
     base = TrainConfig(task=args.task, model=args.model, eig_range=args.eig_range, seed=args.seed)
     base = replace(base, **TRAIN_PRESETS[args.scale])
     cfg = build_config(base, args.config, args.overrides)
+    scale_out = scale_out_from_args(args)
     out = check_verb_flags(args, SLUG, "train", args.scale)
     import torch
 
     from iclr25.lrnn_state_tracking.training import evaluate, save_checkpoint, train
     from iclr25.shared.device import configure_torch, pick_device
-    from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.fabric import Checkpointer
+    from iclr25.shared.logging import MetricsLogger, NullLogger
     from iclr25.shared.results import atomic_write_json
+    from iclr25.shared.run import is_follower, launch_fabric
 
     threads_before = torch.get_num_threads()
     try:
         device = pick_device(args.device)
         configure_torch(device, threads=1 if device == "cpu" else None)
-        with open_run_folder(out, args.overwrite, paper=SLUG, command="train") as folder:
-            with MetricsLogger(folder, wandb=args.wandb, name=f"{cfg.model}-{cfg.task}") as logger:
-                result = train(cfg, device, log_every=max(1, cfg.steps // 20), logger=logger)
+        resume = scale_out.resume == "auto"
+        with open_run_folder(out, args.overwrite, paper=SLUG, command="train", resume=resume) as folder:
+            fabric = launch_fabric(folder, args.device, scale_out) if scale_out.distributed else None
+            every = scale_out.checkpoint_every or max(1, cfg.steps // 10)
+            wanted = scale_out.checkpoint_every or scale_out.resume
+            checkpointer = Checkpointer(folder / "checkpoints", every) if wanted else None
+            name = f"{cfg.model}-{cfg.task}"
+            with NullLogger() if is_follower() else MetricsLogger(folder, wandb=args.wandb, name=name) as logger:
+                result = train(
+                    cfg,
+                    device,
+                    log_every=max(1, cfg.steps // 20),
+                    logger=logger,
+                    fabric=fabric,
+                    checkpointer=checkpointer,
+                    resume=scale_out.resume,
+                )
                 ev = evaluate(
                     result.model, cfg.task, cfg.eval_n, (40, 256), cfg.eval_seed, device=device, mult=cfg.mult
                 )
                 logger.log({"test_scaled_accuracy": ev["scaled_accuracy"]}, step=cfg.steps)
+            if is_follower():  # rank 0 writes the model and the summary
+                return 0
             save_checkpoint(result, folder / "model.pt")
             summary = {
                 "task": cfg.task,

@@ -74,6 +74,7 @@ class Config:
     speed_reps: int = 3
     threads: int = 1  # CPU threads: 1 is fastest for these small models on a shared machine
     log_every: int = 50
+    checkpoint_every: int = 0  # steps between checkpoints of every training run (0: none); --checkpoint-every too
 
     def __post_init__(self) -> None:
         for name in ("fig1", "grid_gated", "theory"):
@@ -101,6 +102,7 @@ class Config:
         check_int_at_least("speed_reps", self.speed_reps, 1)
         check_int_at_least("threads", self.threads, 1)
         check_int_at_least("log_every", self.log_every, 0)
+        check_int_at_least("checkpoint_every", self.checkpoint_every, 0)
         if {"deltanet", "transformer"} & set(self.grid_models) and self.grid_d_model % self.grid_heads:
             raise ValueError(f"grid_d_model ({self.grid_d_model}) must be divisible by grid_heads ({self.grid_heads})")
         if not 1 <= self.eval_min_len <= self.eval_max_len <= MAX_LEN:
@@ -135,6 +137,7 @@ PRESETS: dict[str, Config] = {
         grid_gated=True,
         eval_n=8_192,
         threads=2,
+        checkpoint_every=2_000,
     ),
 }
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from iclr25.lrnn_state_tracking.config import PRESETS, Config
+from iclr25.shared.fabric import ScaleOut
 from iclr25.shared.results import Claim, Report, save_figure
 from iclr25.shared.run import start_run
 
@@ -170,10 +171,25 @@ def run(
     wandb: str = "off",
     overwrite: bool = False,
     config: Config | None = None,
+    scale_out: ScaleOut | None = None,
 ) -> Report:
-    """Run a preset, write results.json + report.md + figures into `out`, and return the Report."""
+    """Run a preset, write results.json + report.md + figures into `out`, and return the Report.
+
+    `scale_out` (`--devices`, `--resume auto`, ...): every training run goes through Lightning Fabric with the
+    global batch split over the processes, and is checkpointed so that an interrupted run continues."""
+    if scale_out is not None and scale_out.resume not in (None, "auto"):
+        raise ValueError("reproduce trains many models: --resume takes 'auto' (continue the run in --out)")
     with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
+        SLUG,
+        scale,
+        PRESETS,
+        out=out,
+        seed=seed,
+        device=device,
+        wandb=wandb,
+        overwrite=overwrite,
+        config=config,
+        scale_out=scale_out,
     ) as active:
         import torch
 
@@ -187,6 +203,18 @@ def run(
         return active.report(
             claims(metrics, active.config, dev), metrics, throughput=throughput, figures=figures, notes=notes
         )
+
+
+def _scale_out(active: Any, config: Config, name: str) -> dict[str, Any]:
+    """`train`'s fabric/checkpointer/resume for one training run of the reproduction (none unless asked for)."""
+    options = active.scale_out
+    kwargs: dict[str, Any] = {}
+    if options.distributed:
+        kwargs["fabric"] = active.fabric
+    if options.checkpoint_every or config.checkpoint_every or options.resume:
+        kwargs["checkpointer"] = active.checkpointer(every=config.checkpoint_every, name=name)
+        kwargs["resume"] = options.resume
+    return kwargs
 
 
 def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any], dict[str, float], list[str]]:
@@ -225,7 +253,13 @@ def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any],
                     schedule="constant" if config.fig1_steps <= 2_000 else "cosine",
                     seed=seed + i,
                 )
-                res = train(tcfg, dev, log_every=config.log_every, desc=f"figure 1 {label} seed {i}")
+                res = train(
+                    tcfg,
+                    dev,
+                    log_every=config.log_every,
+                    desc=f"figure 1 {label} seed {i}",
+                    **_scale_out(active, config, f"figure1-{label}-seed{i}"),
+                )
                 tokens, seconds = tokens + res.train_tokens, seconds + res.seconds
                 ev = evaluate(res.model, "parity", config.eval_n, lengths, device=dev)
                 scores.append(ev["scaled_accuracy"])
@@ -244,7 +278,13 @@ def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any],
         scores = []
         for i in range(config.grid_seeds):
             tcfg = _grid_config(config, task, model, eig_range, seed + i)
-            res = train(tcfg, dev, log_every=config.log_every, desc=f"{task} {key} seed {i}")
+            res = train(
+                tcfg,
+                dev,
+                log_every=config.log_every,
+                desc=f"{task} {key} seed {i}",
+                **_scale_out(active, config, f"{task}-{key}-seed{i}".replace(" ", "").replace(",", "_")),
+            )
             ev = evaluate(res.model, task, config.eval_n, lengths, device=dev, amp=tcfg.amp)
             scores.append(ev["scaled_accuracy"])
             throughput[f"{model}_{task}_train_tokens_per_s"] = res.tokens_per_s

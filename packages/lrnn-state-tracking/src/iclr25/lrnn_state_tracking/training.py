@@ -116,35 +116,62 @@ def evaluate(
 
 
 def train(
-    cfg: TrainConfig, device: str = "cpu", log_every: int = 0, logger: Any = None, desc: str = "train"
+    cfg: TrainConfig,
+    device: str = "cpu",
+    log_every: int = 0,
+    logger: Any = None,
+    desc: str = "train",
+    *,
+    fabric: Any = None,
+    checkpointer: Any = None,
+    resume: str | None = None,
 ) -> TrainResult:
     """Train `cfg.model` on `cfg.task` (lengths 3–40) with online data; returns the model and history.
 
-    Progress (`desc`, in steps) shows on a terminal, as a line every ~30 s in logs, not at all when quiet."""
+    With `fabric` (several processes, `iclr25.shared.fabric`), every process draws the same global batch of
+    `cfg.batch_size` sequences and trains on its own slice; as each sequence has one supervised position, the
+    averaged gradients equal one process's on the whole batch. With `checkpointer`, the model, the optimizer, the
+    step and the data generator's state are saved every `checkpointer.every` steps and at the end; `resume`
+    ("auto" or a checkpoint file) continues from one. Progress shows on a terminal, as a line every ~30 s in logs.
+    """
     from iclr25.shared.progress import progress
 
     task = get_task(cfg.task)
     torch.manual_seed(cfg.seed)
     model = make_model(cfg).to(device)
     optimizer = torch.optim.AdamW(_param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=(0.9, 0.999))
+    rank, world = (fabric.global_rank, fabric.world_size) if fabric is not None else (0, 1)
+    if cfg.batch_size % world:
+        raise ValueError(f"batch_size {cfg.batch_size} must be a multiple of the {world} processes")
+    if fabric is not None:
+        model, optimizer = fabric.setup(model, optimizer)
     rng = np.random.default_rng([cfg.seed, 1])
-    result = TrainResult(model, cfg)
+    state: dict[str, Any] = {"model": model, "optimizer": optimizer, "step": 0, "data_rng": rng.bit_generator.state}
+    if checkpointer is not None:
+        checkpointer.resume(resume, state, fabric)
+        rng.bit_generator.state = state["data_rng"]
+    result = TrainResult(getattr(model, "module", model), cfg)
     model.train()
     start = time.perf_counter()
-    for step in progress(range(cfg.steps), desc=desc, unit="step"):
+    share = cfg.batch_size // world
+    for step in progress(range(state["step"], cfg.steps), desc=desc, unit="step"):
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
         inputs, targets = task.sample(cfg.batch_size, task.train_lengths, rng, cfg.mult)
+        inputs, targets = inputs[rank * share : (rank + 1) * share], targets[rank * share : (rank + 1) * share]
         inputs, targets = inputs.to(device), targets.to(device)
         with _autocast(device, cfg.amp):
             logits = model(inputs)
         loss = F.cross_entropy(logits.float().flatten(0, 1), targets.flatten(), ignore_index=-1)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        if fabric is not None:
+            fabric.backward(loss)
+        else:
+            loss.backward()
         if cfg.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         optimizer.step()
-        result.train_tokens += inputs.numel()
+        result.train_tokens += inputs.numel() * world
         if log_every and (step + 1) % log_every == 0:
             sel = targets != -1
             row = {
@@ -155,6 +182,12 @@ def train(
             result.history.append(row)
             if logger is not None:
                 logger.log({k: v for k, v in row.items() if k != "step"}, step=step + 1)
+        if checkpointer is not None:
+            state["step"], state["data_rng"] = step + 1, rng.bit_generator.state
+            checkpointer.maybe_save(state, fabric)
+    if checkpointer is not None and not (checkpointer.every and cfg.steps % checkpointer.every == 0):
+        state["step"], state["data_rng"] = cfg.steps, rng.bit_generator.state
+        checkpointer.save(state, fabric)  # the end of training, so a resumed run skips straight to evaluation
     if device == "cuda":
         torch.cuda.synchronize()
     result.seconds = time.perf_counter() - start
