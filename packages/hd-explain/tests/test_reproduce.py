@@ -47,22 +47,24 @@ def test_quick_gated_claims_hold(tmp_path):
     assert cpu < 120, f"the claim gate took {cpu:.0f} s of CPU"
 
 
-def _log_softmax_label_block(original):
+def _broken_scores(original, how):
     def broken(*args, **kwargs):
         D, S = original(*args, **kwargs)
         n_classes = args[3] if len(args) > 3 else kwargs["n_classes"]
         S = S.clone()
-        S[:, -n_classes:] = S[:, -n_classes:].log()  # log f instead of f in the label block
+        if how == "log_softmax_label_block":  # log f instead of f in the label block
+            S[:, -n_classes:] = S[:, -n_classes:].log()
+        else:  # "ce_gradient": grad_x of the cross-entropy, i.e. -grad_x log f_y
+            S[:, :-n_classes] = -S[:, :-n_classes]
         return D, S
 
     return broken
 
 
 @pytest.mark.claims
-def test_rectangular_gate_fails_with_log_softmax_label_block(tmp_path, monkeypatch):
-    monkeypatch.setattr(
-        explainer_module, "augmented_scores", _log_softmax_label_block(explainer_module.augmented_scores)
-    )
+@pytest.mark.parametrize("how", ["log_softmax_label_block", "ce_gradient"])
+def test_rectangular_gate_fails_with_a_broken_score(tmp_path, monkeypatch, how):
+    monkeypatch.setattr(explainer_module, "augmented_scores", _broken_scores(explainer_module.augmented_scores, how))
     cfg = dataclasses.replace(PRESETS["quick"], sections=("rectangular",), figures=False)
     report = run("quick", tmp_path / "broken", config=cfg)
     assert not report.claim("rect_hit_vs_baselines").holds
