@@ -253,8 +253,11 @@ def guarded(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
 
 
 def check_verb_flags(args: argparse.Namespace, slug: str, command: str, label: str) -> Path:
-    """Check a verb's shared flags before any heavy import or data work (wandb installed when asked, the run folder
-    usable, `--quiet` applied) and return its run folder: `--out`, or `runs/<slug>/<command>-<label>-<time>`."""
+    """Check a verb's shared flags before any heavy import or data work (the seed, wandb installed when asked, the
+    run folder usable, `--quiet` applied) and return its run folder: `--out`, or `runs/<slug>/<command>-<label>-<time>`."""
+    seed = getattr(args, "seed", 0)
+    if not 0 <= seed < 2**32:
+        raise CliError(f"--seed must be an integer in [0, 2**32), got {seed}")
     check_wandb_mode(getattr(args, "wandb", "off"))
     resume = getattr(args, "resume", None) == "auto"
     if resume and args.out is None:

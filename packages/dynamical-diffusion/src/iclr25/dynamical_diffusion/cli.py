@@ -11,7 +11,15 @@ import sys
 from pathlib import Path
 
 from iclr25.dynamical_diffusion.config import PRESETS
-from iclr25.shared.cli import CliError, add_run_args, build_config, guarded, make_parser, reproduce_command
+from iclr25.shared.cli import (
+    CliError,
+    add_run_args,
+    build_config,
+    check_verb_flags,
+    guarded,
+    make_parser,
+    reproduce_command,
+)
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import DEVICES, check_run_folder
 
@@ -69,18 +77,7 @@ def _train(args) -> int:
     if args.r is not None:
         overrides.append(f"gamma_ratio={args.r}")
     config = build_config(PRESETS[args.scale], args.config, overrides)  # values checked before torch loads
-    if not 0 <= args.seed < 2**32:
-        raise CliError(f"--seed must be an integer in [0, 2**32), got {args.seed}")
-    if args.out is not None:
-        check_run_folder(args.out, args.overwrite)
-    if args.wandb != "off":
-        import importlib.util
-
-        if importlib.util.find_spec("wandb") is None:
-            raise CliError(
-                f"--wandb {args.wandb} needs wandb, which is not installed: pip install 'iclr25-shared[wandb]'"
-            )
-    set_quiet(args.quiet)
+    target = check_verb_flags(args, SLUG, "train", args.scale)
 
     from dataclasses import asdict
 
@@ -91,11 +88,10 @@ def _train(args) -> int:
     from iclr25.shared.device import configure_torch, pick_device
     from iclr25.shared.logging import MetricsLogger
     from iclr25.shared.results import atomic_write_json
-    from iclr25.shared.run import default_run_dir, open_run_folder
+    from iclr25.shared.run import open_run_folder
     from iclr25.shared.seed import seed_everything
 
     dev = pick_device(args.device)
-    target = args.out or default_run_dir(SLUG, "train", args.scale)
     with open_run_folder(target, args.overwrite, paper=SLUG, command="train") as out:
         configure_torch(dev, threads=config.threads)
         seed_everything(args.seed)

@@ -12,9 +12,8 @@ import sys
 from pathlib import Path
 
 from iclr25.etd_exploration.config import ENERGIES, INTRINSICS
-from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
-from iclr25.shared.progress import set_quiet
-from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder
+from iclr25.shared.cli import CliError, add_run_args, check_verb_flags, guarded, make_parser, reproduce_command
+from iclr25.shared.run import DEVICES, WANDB_MODES
 
 PROG = "iclr25-etd-exploration"
 SLUG = "etd-exploration"
@@ -28,22 +27,6 @@ def _add_folder_args(parser: argparse.ArgumentParser, command: str, seed: int = 
     parser.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: %(default)s)")
     parser.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
-
-
-def _check_folder_args(args: argparse.Namespace) -> None:
-    """Refuse a bad --out, --seed or a missing wandb before any heavy import or work."""
-    if not 0 <= args.seed < 2**32:
-        raise CliError(f"--seed must be an integer in [0, 2**32), got {args.seed}")
-    if args.out is not None:
-        check_run_folder(args.out, args.overwrite)
-    if args.wandb != "off":
-        import importlib.util
-
-        if importlib.util.find_spec("wandb") is None:
-            raise CliError(
-                f"--wandb {args.wandb} needs wandb, which is not installed: pip install 'iclr25-shared[wandb]'"
-            )
-    set_quiet(args.quiet)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -84,7 +67,7 @@ def _train(args: argparse.Namespace) -> int:
 
     cfg = PPOConfig(env_id=args.env, intrinsic=args.intrinsic, total_frames=int(args.frames), seed=args.seed)
     cfg = apply_overrides(cfg, parse_overrides(args.overrides))
-    _check_folder_args(args)
+    target = check_verb_flags(args, SLUG, "train", args.intrinsic)
 
     import torch
 
@@ -93,11 +76,10 @@ def _train(args: argparse.Namespace) -> int:
     from iclr25.shared.device import pick_device
     from iclr25.shared.logging import MetricsLogger
     from iclr25.shared.results import atomic_write_json
-    from iclr25.shared.run import default_run_dir, open_run_folder
+    from iclr25.shared.run import open_run_folder
 
     make_env(cfg.env_id).close()  # fail fast on an unknown id
     device = pick_device(args.device)
-    target = args.out or default_run_dir(SLUG, "train", args.intrinsic)
     with open_run_folder(target, args.overwrite, paper=SLUG, command="train") as run_dir:
         with MetricsLogger(run_dir, wandb=args.wandb, name=f"{SLUG}-train", config=cfg.__dict__) as log:
             res = train(cfg, device=device, log=log)
@@ -152,7 +134,7 @@ def _distance_map(args: argparse.Namespace) -> int:
     from iclr25.etd_exploration.config import MazeConfig
 
     cfg = MazeConfig(noise=args.noise, steps=args.steps, energy=args.energy)
-    _check_folder_args(args)
+    target = check_verb_flags(args, SLUG, "distance-map", "noisy" if args.noise else "clean")
 
     import matplotlib
 
@@ -164,11 +146,10 @@ def _distance_map(args: argparse.Namespace) -> int:
     from iclr25.shared.device import pick_device
     from iclr25.shared.logging import MetricsLogger
     from iclr25.shared.results import atomic_write_json, save_figure
-    from iclr25.shared.run import default_run_dir, open_run_folder
+    from iclr25.shared.run import open_run_folder
 
     device = pick_device(args.device)
     walls = "noisy" if args.noise else "clean"
-    target = args.out or default_run_dir(SLUG, "distance-map", walls)
     with open_run_folder(target, args.overwrite, paper=SLUG, command="distance-map") as run_dir:
         critic, maze, stats = train_maze_critic(cfg, args.seed, device)
         metrics = evaluate_maze(critic, maze, cfg, args.seed)

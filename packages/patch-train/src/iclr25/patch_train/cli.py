@@ -19,13 +19,14 @@ from iclr25.shared.cli import (
     CliError,
     add_config_args,
     add_run_args,
+    check_verb_flags,
     config_from_args,
     guarded,
     make_parser,
     reproduce_command,
 )
 from iclr25.shared.progress import set_quiet
-from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder, default_run_dir
+from iclr25.shared.run import DEVICES, WANDB_MODES
 
 PROG = "iclr25-patch-train"
 SLUG = "patch-train"
@@ -110,18 +111,7 @@ def _cost(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     cfg = config_from_args(args, TRAIN)  # every value checked before the heavy imports: bad input fails fast
-    if not 0 <= args.seed < 2**32:
-        raise CliError(f"--seed must be an integer in [0, 2**32), got {args.seed}")
-    if args.out is not None:
-        check_run_folder(args.out, args.overwrite)
-    if args.wandb != "off":
-        import importlib.util
-
-        if importlib.util.find_spec("wandb") is None:
-            raise CliError(
-                f"--wandb {args.wandb} needs wandb, which is not installed: pip install 'iclr25-shared[wandb]'"
-            )
-    set_quiet(args.quiet)
+    target = check_verb_flags(args, SLUG, "train", cfg.stage)
     from iclr25.patch_train.config import Config
     from iclr25.patch_train.reproduce import _tokenizer
 
@@ -155,7 +145,6 @@ def _train(args: argparse.Namespace) -> int:
     need = sum(p.tokens for p in chosen)
     if len(train_ids) < need:
         raise ValueError(f"corpus {cfg.corpus!r} has {len(train_ids)} training tokens; this plan needs {need}")
-    target = args.out or default_run_dir(SLUG, "train", cfg.stage)
     with open_run_folder(target, args.overwrite, paper=SLUG, command="train") as run_dir:
         torch.manual_seed(args.seed)
         model = make_llama(cfg.model, tok.vocab_size, cfg.T)
