@@ -16,16 +16,18 @@ import torch.nn.functional as F
 
 
 def _augment(xb: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """Random crop (padding 4) and horizontal flip of an image batch (n, C, H, W)."""
-    n, _, h, w = xb.shape
+    """Random crop (reflect padding 4) and horizontal flip of an image batch (n, C, H, W)."""
+    n, c, h, w = xb.shape
+    dev = xb.device
     padded = F.pad(xb, (4, 4, 4, 4), mode="reflect")
-    dx = torch.randint(0, 9, (n,), generator=gen)
-    dy = torch.randint(0, 9, (n,), generator=gen)
-    rows = (dy[:, None] + torch.arange(h)[None, :]).to(xb.device)  # (n, H)
-    cols = (dx[:, None] + torch.arange(w)[None, :]).to(xb.device)  # (n, W)
-    out = padded[torch.arange(n)[:, None, None, None], torch.arange(xb.shape[1])[None, :, None, None],
-                 rows[:, None, :, None], cols[:, None, None, :]]  # fmt: skip
-    flip = (torch.rand(n, generator=gen) < 0.5).to(xb.device)
+    dx = torch.randint(0, 9, (n,), generator=gen).to(dev)
+    dy = torch.randint(0, 9, (n,), generator=gen).to(dev)
+    rows = dy[:, None] + torch.arange(h, device=dev)[None, :]  # (n, H)
+    cols = dx[:, None] + torch.arange(w, device=dev)[None, :]  # (n, W)
+    batch = torch.arange(n, device=dev)[:, None, None, None]
+    chan = torch.arange(c, device=dev)[None, :, None, None]
+    out = padded[batch, chan, rows[:, None, :, None], cols[:, None, None, :]]  # (n, C, H, W)
+    flip = (torch.rand(n, generator=gen) < 0.5).to(dev)
     return torch.where(flip[:, None, None, None], out.flip(-1), out)
 
 
