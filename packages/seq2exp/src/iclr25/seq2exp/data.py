@@ -1,0 +1,466 @@
+"""Data: the planted-element generator of spec §6a and loaders for the GeneExp layout (spec §6c).
+
+Bases are stored as integers {0: A, 1: C, 2: G, 3: T, 4: N}; signals as raw (unnormalised) float tracks
+[H3K27ac, DNase, Hi-C], since the signal Beta reads raw values.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+BASES = "ACGT"
+_CODE = np.full(256, 4, dtype=np.uint8)
+for _i, _b in enumerate(BASES):
+    _CODE[ord(_b)] = _CODE[ord(_b.lower())] = _i
+SPLITS = ("train", "valid", "test")
+
+
+# ----------------------------------------------------------------------------------------------- planted data
+def make_motifs(n_motifs: int, length: int, rng: np.random.Generator) -> np.ndarray:
+    """Random consensus motifs (n_motifs, length) of base codes."""
+    return rng.integers(0, 4, size=(n_motifs, length)).astype(np.uint8)
+
+
+def _sample_motif(consensus: np.ndarray, p: float, rng: np.random.Generator) -> np.ndarray:
+    """Consensus base with probability p, else one of the other three uniformly (a PWM draw)."""
+    other = (consensus + rng.integers(1, 4, size=consensus.shape)) % 4
+    return np.where(rng.random(consensus.shape) < p, consensus, other).astype(np.uint8)
+
+
+def _place(rng: np.random.Generator, n: int, length: int, width: int, gap: int, forbid: tuple[int, int]) -> np.ndarray:
+    """Starts of n non-overlapping intervals of `width` at least `gap` apart, outside [forbid), by rejection."""
+    lo, hi = forbid
+    allowed = np.array([s for s in range(0, length - width) if s + width + gap // 2 <= lo or s >= hi + gap // 2])
+    for _ in range(10_000):
+        starts = np.sort(rng.choice(allowed, size=n, replace=False))
+        if n < 2 or np.min(np.diff(starts)) >= width + gap:
+            return starts
+    raise ValueError(f"cannot place {n} sites of width {width} at least {gap} bp apart in {length} bp")
+
+
+def generate_planted_dataset(
+    n: int = 2000,
+    length: int = 2048,
+    n_motifs: int = 3,
+    seed: int = 0,
+    *,
+    center_len: int = 128,
+    motif_len: int = 10,
+    consensus_p: float = 0.85,
+    effects: tuple[float, ...] = (1.0, 0.7, 0.5),
+    n_sites: int = 6,
+    n_decoys: int = 3,
+    min_gap: int = 30,
+    promoter_effect: float = 0.3,
+    decay: float = 800.0,
+    noise: float = 0.1,
+    split: tuple[float, float, float] = (0.7, 0.15, 0.15),
+) -> dict[str, np.ndarray]:
+    """Genome windows with planted regulatory elements (spec §6a).
+
+    Each window: iid uniform background; 0-2 motifs in the central promoter window; `n_sites` candidate sites (a
+    random motif each, accessibility a ~ Bernoulli(0.5)) and `n_decoys` accessible peaks with no motif, at random
+    non-overlapping positions outside the promoter, >= `min_gap` bp apart. Signals: H3K27ac and DNase = Gaussian
+    bumps (width w ~ U(60, 150), sigma = w/2, heights ~ Gamma(4, 0.5) per track) at accessible sites and decoys +
+    Gamma(1, 0.1) background; Hi-C = (1 + |pos - centre| / 200)^-1 + N(0, 0.02^2).
+    Target: y = 0.3 (promoter motif count) + sum_sites a w_k exp(-|pos - centre| / 800) + N(0, 0.1^2).
+
+    Returns seq (n, L) uint8, signals (n, L, 3) float32, rna (n, 0), y (n,), blacklist (n, L) bool (none),
+    true_mask (n, L) bool (the motif bases of accessible sites), bump_mask (n, L) bool (the bump regions
+    |x - c| <= w/2 of accessible sites), split (n,) in {0, 1, 2}, motifs, effects, center (promoter slice bounds).
+    """
+    if len(effects) < n_motifs:
+        raise ValueError(f"effects needs n_motifs={n_motifs} entries, got {len(effects)}")
+    if center_len >= length // 2:
+        raise ValueError("center_len must be < length / 2")
+    rng = np.random.default_rng(seed)
+    motifs = make_motifs(n_motifs, motif_len, rng)
+    w = np.asarray(effects[:n_motifs], dtype=np.float64)
+    c0 = (length - center_len) // 2
+    centre = length / 2
+    seq = rng.integers(0, 4, size=(n, length)).astype(np.uint8)
+    signals = np.empty((n, length, 3), dtype=np.float32)
+    signals[..., :2] = rng.gamma(1.0, 0.1, size=(n, length, 2))
+    pos = np.arange(length)
+    hic = 1.0 / (1.0 + np.abs(pos - centre) / 200.0)
+    signals[..., 2] = hic[None] + rng.normal(0.0, 0.02, size=(n, length))
+    true_mask = np.zeros((n, length), dtype=bool)
+    bump_mask = np.zeros((n, length), dtype=bool)
+    y = np.zeros(n)
+    for g in range(n):
+        n_prom = int(rng.integers(0, 3))  # 0-2 promoter motifs
+        slots = rng.choice(np.arange(c0, c0 + center_len - motif_len + 1, motif_len + 2), size=n_prom, replace=False)
+        for s in slots:
+            seq[g, s : s + motif_len] = _sample_motif(motifs[rng.integers(n_motifs)], consensus_p, rng)
+        starts = _place(rng, n_sites + n_decoys, length, motif_len, min_gap, (c0, c0 + center_len))
+        rng.shuffle(starts)
+        value = promoter_effect * n_prom
+        for j, s in enumerate(starts):
+            decoy = j >= n_sites
+            accessible = decoy or rng.random() < 0.5
+            mid = s + motif_len / 2
+            if not decoy:
+                k = int(rng.integers(n_motifs))
+                seq[g, s : s + motif_len] = _sample_motif(motifs[k], consensus_p, rng)
+                if accessible:
+                    true_mask[g, s : s + motif_len] = True
+                    value += w[k] * math.exp(-abs(mid - centre) / decay)
+            if accessible:
+                width = rng.uniform(60, 150)
+                sigma = width / 2
+                bump = np.exp(-((pos - mid) ** 2) / (2 * sigma**2))
+                heights = rng.gamma(4.0, 0.5, size=2)
+                signals[g, :, 0] += (heights[0] * bump).astype(np.float32)
+                signals[g, :, 1] += (heights[1] * bump).astype(np.float32)
+                if not decoy:
+                    bump_mask[g, np.abs(pos - mid) <= width / 2] = True
+        y[g] = value + rng.normal(0.0, noise)
+    split_id = np.zeros(n, dtype=np.int64)
+    n_train, n_val = round(split[0] * n), round(split[1] * n)
+    order = rng.permutation(n)
+    split_id[order[n_train : n_train + n_val]] = 1
+    split_id[order[n_train + n_val :]] = 2
+    return {
+        "seq": seq,
+        "signals": signals,
+        "rna": np.zeros((n, 0), dtype=np.float32),
+        "y": y.astype(np.float32),
+        "blacklist": np.zeros((n, length), dtype=bool),
+        "true_mask": true_mask,
+        "bump_mask": bump_mask,
+        "split": split_id,
+        "motifs": motifs,
+        "effects": w.astype(np.float32),
+        "center": np.array([c0, c0 + center_len]),
+    }
+
+
+DATASET_KEYS = ("seq", "signals", "rna", "y", "blacklist", "split")
+
+
+def save_dataset(path: str | os.PathLike[str], data: dict[str, np.ndarray]) -> Path:
+    """Write a dataset dict as a compressed .npz (plain arrays only)."""
+    path = Path(path)
+    np.savez_compressed(path, **{k: np.asarray(v) for k, v in data.items()})
+    return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
+
+
+def load_dataset(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """Read a dataset .npz (as written by `generate`) with allow_pickle=False; checks keys and shapes."""
+    from iclr25.shared.safeload import UnsafeFileError, load_npz
+
+    data = load_npz(path, what="Seq2Exp dataset .npz")
+    out = {k: data[k] for k in data.files} if hasattr(data, "files") else dict(data)
+    missing = [k for k in DATASET_KEYS if k not in out]
+    if missing:
+        raise UnsafeFileError(f"{path} is not a Seq2Exp dataset: it lacks {', '.join(missing)}")
+    n, L = out["seq"].shape[:2] if out["seq"].ndim == 2 else (0, 0)
+    if out["seq"].ndim != 2 or out["signals"].shape[:2] != (n, L) or out["y"].shape != (n,):
+        raise UnsafeFileError(f"{path} is not a Seq2Exp dataset: seq (N, L), signals (N, L, S) and y (N,) disagree")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- real formats
+def build_fai(fasta: str | os.PathLike[str]) -> list[tuple[str, int, int, int, int]]:
+    """The samtools .fai index of a FASTA file: (name, length, offset, line bases, line bytes) per record."""
+    records = []
+    with open(fasta, "rb") as f:
+        name, length, offset, bases, width = None, 0, 0, 0, 0
+        pos = 0
+        for line in f:
+            if line.startswith(b">"):
+                if name is not None:
+                    records.append((name, length, offset, bases, width))
+                name = line[1:].split()[0].decode()
+                length, offset, bases, width = 0, pos + len(line), 0, 0
+            else:
+                if bases == 0:
+                    bases, width = len(line.rstrip(b"\r\n")), len(line)
+                length += len(line.rstrip(b"\r\n"))
+            pos += len(line)
+        if name is not None:
+            records.append((name, length, offset, bases, width))
+    return records
+
+
+class Fasta:
+    """Random access to a FASTA file through its .fai index (built in memory when absent); pure Python."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise FileNotFoundError(2, "No such file", str(self.path))
+        fai = Path(str(self.path) + ".fai")
+        if fai.is_file():
+            rows = [line.split("\t") for line in fai.read_text().splitlines() if line.strip()]
+            self.index = {r[0]: tuple(int(v) for v in r[1:5]) for r in rows}
+        else:
+            self.index = {r[0]: r[1:] for r in build_fai(self.path)}
+
+    def fetch(self, chrom: str, start: int, end: int) -> str:
+        """Bases [start, end) of `chrom` (0-based, clipped to the chromosome)."""
+        length, offset, bases, width = self.index[chrom]
+        start, end = max(start, 0), min(end, length)
+        if end <= start:
+            return ""
+        first = offset + (start // bases) * width + start % bases
+        last = offset + ((end - 1) // bases) * width + (end - 1) % bases
+        with open(self.path, "rb") as f:
+            f.seek(first)
+            raw = f.read(last - first + 1)
+        return raw.replace(b"\n", b"").replace(b"\r", b"").decode()
+
+
+def encode_bases(text: str) -> np.ndarray:
+    """DNA text -> integer codes {A:0, C:1, G:2, T:3, other: 4 (N)}."""
+    return _CODE[np.frombuffer(text.encode("ascii", "replace"), dtype=np.uint8)]
+
+
+def padded_window(chrom_len: int, tss: int, length: int) -> tuple[int, int, int]:
+    """(start, end, left_pad) of the window [tss - L/2, tss + L/2) clipped to [0, chrom_len)."""
+    start = tss - length // 2
+    a, b = max(start, 0), min(start + length, chrom_len)
+    return a, b, a - start
+
+
+def window_sequence(fasta: Fasta, chrom: str, tss: int, length: int) -> np.ndarray:
+    """Integer bases of [tss - L/2, tss + L/2), padded with N (4) outside the chromosome."""
+    a, b, left = padded_window(fasta.index[chrom][0], tss, length)
+    out = np.full(length, 4, dtype=np.uint8)
+    codes = encode_bases(fasta.fetch(chrom, a, b))
+    out[left : left + len(codes)] = codes
+    return out
+
+
+def read_bedgraph(path: str | os.PathLike[str], chrom: str, start: int, end: int) -> np.ndarray:
+    """Per-base values of [start, end) on `chrom` from a bedGraph file (0 where no interval; NaN -> 0)."""
+    out = np.zeros(max(end - start, 0), dtype=np.float32)
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip() or line.startswith(("#", "track", "browser")):
+                continue
+            fields = line.split()
+            try:
+                name, a, b, value = fields[0], int(fields[1]), int(fields[2]), float(fields[3])
+            except (IndexError, ValueError):
+                raise ValueError(f"{path}: line {number} is not bedGraph (chrom start end value)") from None
+            if name != chrom or b <= start or a >= end:
+                continue
+            out[max(a, start) - start : min(b, end) - start] = 0.0 if math.isnan(value) else value
+    return out
+
+
+def read_track(path: str | os.PathLike[str], chrom: str, start: int, end: int) -> np.ndarray:
+    """Per-base values of a signal file: bigWig (needs pyBigWig) or bedGraph; NaN -> 0."""
+    path = str(path)
+    if path.lower().endswith((".bw", ".bigwig")):
+        import pyBigWig  # optional: the [genomics] extra
+
+        with pyBigWig.open(path) as bw:  # type: ignore[attr-defined]
+            values = np.asarray(bw.values(chrom, start, end, numpy=True), dtype=np.float32)
+        return np.nan_to_num(values, nan=0.0)
+    return read_bedgraph(path, chrom, start, end)
+
+
+def window_track(path: str, chrom: str, chrom_len: int, tss: int, length: int) -> np.ndarray:
+    """A signal track over the window, padded with 0 outside the chromosome."""
+    a, b, left = padded_window(chrom_len, tss, length)
+    out = np.zeros(length, dtype=np.float32)
+    values = read_track(path, chrom, a, b)
+    out[left : left + len(values)] = values
+    return out
+
+
+def read_hic(path: str | os.PathLike[str], chrom: str, tss: int, chrom_len: int, length: int) -> np.ndarray:
+    """log10(1 + contact) with the TSS per base over the window, from `hic_feat_<chr>.h5` key `<chr>_<tss>`;
+    the stored vector covers [tss - L/2, tss + L/2) clipped to the chromosome, and is padded like the sequence."""
+    import h5py  # optional: the [genomics] extra
+
+    key = f"{chrom}_{tss}"
+    with h5py.File(path, "r") as f:
+        if key not in f:
+            return np.zeros(length, dtype=np.float32)
+        values = np.asarray(f[key][()], dtype=np.float64).ravel()
+    a, b, left = padded_window(chrom_len, tss, length)
+    out = np.zeros(length, dtype=np.float64)
+    n = min(len(values), b - a)
+    out[left : left + n] = np.nan_to_num(values[:n], nan=0.0)
+    return np.log10(1.0 + np.maximum(out, 0.0)).astype(np.float32)
+
+
+def read_bool_dict(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """A pickled dict[chrom -> bool array per bp] (official blacklist / include list), read as data only."""
+    from iclr25.shared.safeload import UnsafeFileError, restricted_pickle_load
+
+    data = restricted_pickle_load(path, what="dict of per-base bool arrays")
+    if not isinstance(data, dict) or not all(isinstance(v, np.ndarray) for v in data.values()):
+        raise UnsafeFileError(f"{path} is not a dict of per-base bool arrays")
+    return {str(k): v.astype(bool) for k, v in data.items()}
+
+
+def read_csv_rows(path: str | os.PathLike[str], index: str) -> dict[str, dict[str, str]]:
+    """Rows of a CSV (or tab-separated .txt) keyed by the `index` column."""
+    with open(path, newline="", encoding="utf-8") as f:
+        sample = f.readline()
+        f.seek(0)
+        reader = csv.DictReader(f, delimiter="\t" if "\t" in sample else ",")
+        if reader.fieldnames is None or index not in reader.fieldnames:
+            raise ValueError(f"{path} has no {index!r} column")
+        return {row[index]: row for row in reader}
+
+
+def fold_split(split_csv: str | os.PathLike[str], fold: int) -> dict[str, list[str]]:
+    """ENSIDs of train/valid/test in column `fold_<fold>` of the leave-chromosome-out split CSV."""
+    rows = read_csv_rows(split_csv, "ENSID")
+    column = f"fold_{fold}"
+    if rows and column not in next(iter(rows.values())):
+        raise ValueError(f"{split_csv} has no column {column}")
+    out: dict[str, list[str]] = {s: [] for s in SPLITS}
+    for ensid, row in rows.items():
+        if row[column] in out:
+            out[row[column]].append(ensid)
+    return out
+
+
+RNA_FEATURES = (
+    "UTR5LEN_log10zscore",
+    "CDSLEN_log10zscore",
+    "INTRONLEN_log10zscore",
+    "UTR3LEN_log10zscore",
+    "UTR5GC",
+    "CDSGC",
+    "UTR3GC",
+    "ORFEXONDENSITY_log10zscore",
+)
+
+
+@dataclass
+class GeneExpPaths:
+    """Files of the GeneExp layout under data_root (official names, spec §6c)."""
+
+    root: Path
+    cell: str
+
+    @property
+    def fasta(self) -> Path:
+        """hg38 FASTA."""
+        return self.root / "hg38" / "hg38.ml.fa"
+
+    @property
+    def chr_length(self) -> Path:
+        """chr_length.json."""
+        return self.root / "chr_length.json"
+
+    @property
+    def expression(self) -> Path:
+        """Expression + mRNA features CSV."""
+        return self.root / "promo_enhan_inter" / "GM12878_K562_18377_gene_expr_fromXpresso.csv"
+
+    @property
+    def split(self) -> Path:
+        """Leave-chromosome-out fold CSV."""
+        return self.root / "promo_enhan_inter" / "leave_chrom_out_crossvalidation_split_18377genes.csv"
+
+    @property
+    def genes(self) -> Path:
+        """ABC GeneList.txt of the cell type."""
+        return self.root / "promo_enhan_inter" / "ABC" / self.cell / "GeneList.txt"
+
+    def track(self, assay: str) -> Path:
+        """The first bigWig / bedGraph file of `<assay>/<cell>/`."""
+        folder = self.root / "promo_enhan_inter" / assay / self.cell
+        files = sorted(p for p in folder.glob("*") if p.suffix.lower() in (".bigwig", ".bw", ".bedgraph", ".bdg"))
+        if not files:
+            raise FileNotFoundError(2, "no bigWig/bedGraph file", str(folder))
+        return files[0]
+
+    def hic(self, chrom: str) -> Path:
+        """Hi-C contacts with the TSS, one h5 file per chromosome."""
+        return self.root / "promo_enhan_inter" / "HiC" / self.cell / f"hic_feat_{chrom}.h5"
+
+
+class GeneWindowDataset:
+    """GeneExp windows: (data_root, cell_type, fold, seq_range, split)[i] -> dict(seq, signals, rna_feat, y,
+    blacklist, includelist, peak_mask, ensid) (spec §6c). Signal tracks: bigWig (pyBigWig) or bedGraph."""
+
+    def __init__(
+        self,
+        data_root: str | os.PathLike[str],
+        cell_type: str = "K562",
+        fold: int = 11,
+        seq_range: int = 200_000,
+        split: str = "train",
+    ) -> None:
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
+        self.paths = p = GeneExpPaths(Path(data_root), cell_type)
+        self.cell, self.length = cell_type, seq_range
+        self.fasta = Fasta(p.fasta)
+        self.chrom_len: dict[str, int] = json.loads(p.chr_length.read_text())["hg38"]
+        self.expr = read_csv_rows(p.expression, "ENSID")
+        self.genes = read_csv_rows(p.genes, "symbol")
+        ids = fold_split(p.split, fold)[split]
+        self.ids = [e for e in ids if e in self.expr and e in self.genes]
+        self.h3k27ac, self.dnase = p.track("H3K27ac"), p.track("DNase-seq")
+        root = p.root
+        self.blacklist = (
+            read_bool_dict(root / "hg38_blacklist_dict_v1.pkl")
+            if (root / "hg38_blacklist_dict_v1.pkl").is_file()
+            else {}
+        )
+        self.includelist = (
+            read_bool_dict(root / "hg38_includelist_dict.pkl") if (root / "hg38_includelist_dict.pkl").is_file() else {}
+        )
+        peaks = root / "promo_enhan_inter" / "DNase-seq" / cell_type / "peaks" / "peaks_bigWig" / "macs3.bigWig"
+        self.peaks = peaks if peaks.is_file() else None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def _bools(self, table: dict[str, np.ndarray], chrom: str, tss: int) -> np.ndarray:
+        out = np.zeros(self.length, dtype=bool)
+        if chrom in table:
+            a, b, left = padded_window(len(table[chrom]), tss, self.length)
+            out[left : left + b - a] = table[chrom][a:b]
+        return out
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        ensid = self.ids[i]
+        gene, expr = self.genes[ensid], self.expr[ensid]
+        chrom, tss = gene["chr"], int(float(gene["tss"]))
+        clen = self.chrom_len[chrom]
+        L = self.length
+        hic_path = self.paths.hic(chrom)
+        signals = np.stack(
+            [
+                window_track(str(self.h3k27ac), chrom, clen, tss, L),
+                window_track(str(self.dnase), chrom, clen, tss, L),
+                read_hic(hic_path, chrom, tss, clen, L) if hic_path.is_file() else np.zeros(L, np.float32),
+            ],
+            -1,
+        )
+        activity = math.sqrt(
+            max(float(gene.get("H3K27ac.RPM.TSS1Kb", 0) or 0), 0.0)
+            * max(float(gene.get("DHS.RPM.TSS1Kb", 0) or 0), 0.0)
+        )
+        rna = np.array([float(expr.get(k, 0) or 0) for k in RNA_FEATURES] + [activity], dtype=np.float32)
+        target = float(expr.get(f"{self.cell}_CAGE_128*3_sum", "nan"))  # y = log10(CAGE + 1)
+        peak = window_track(str(self.peaks), chrom, clen, tss, L) > 0 if self.peaks else np.zeros(L, bool)
+        return {
+            "seq": window_sequence(self.fasta, chrom, tss, L),
+            "signals": signals,
+            "rna_feat": rna,
+            "y": np.float32(math.log10(target + 1.0)),
+            "blacklist": self._bools(self.blacklist, chrom, tss),
+            "includelist": self._bools(self.includelist, chrom, tss),
+            "peak_mask": peak,
+            "ensid": ensid,
+        }
