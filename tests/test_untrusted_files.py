@@ -104,6 +104,9 @@ LOADS: dict[str, list[Load]] = {
             also=("cifar-100-python/test",),
         ),
     ],
+    "conditional-conformal": [
+        Load(("fit-predict", "--data", "{file}", "--target", "y", "--out", "{out}"), "pickle", name="y.csv")
+    ],
     "fair-conformal-sets": [Load(("sets", "--npz", "{file}", "--out", "{out}"), "npz")],
     "hd-explain": [
         Load(("debug", "--model", "{file}", "--train", "digits", "--out", "{out}"), "checkpoint"),
@@ -128,12 +131,8 @@ LOADS: dict[str, list[Load]] = {
 NO_USER_FILES: set[str] = set()
 
 # Packages being built: register their load commands in LOADS (or list them in NO_USER_FILES), then drop them here.
-# Both still answer a binary file given as text (`cbm <file>`, `fit-predict --data <file>`) with an error line that
-# does not name the file.
-# The others were added after the registry was written.
 PENDING: set[str] = {
     "compose-decompose",
-    "conditional-conformal",
     "icl-emergence",
     "probe-pruning",
     "seq2exp",
