@@ -169,6 +169,9 @@ def test_cbm_jsonl_roundtrip(tmp_path):
     path.write_text('["1.2"]\n')
     with pytest.raises(ValueError, match="expected"):
         load_cbm_jsonl(path)
+    path.write_bytes(b"\x80\x04binary")
+    with pytest.raises(ValueError, match="not UTF-8"):
+        load_cbm_jsonl(path)
 
 
 def test_extended_shapes_grid_size_and_holdout():

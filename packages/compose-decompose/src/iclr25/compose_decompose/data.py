@@ -297,8 +297,12 @@ def load_cbm_jsonl(path: str | Path) -> list[tuple[list[str], list[str]]]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not a CBM JSON-lines log: not UTF-8 text") from None
     out = []
-    for i, line in enumerate(path.read_text().splitlines(), 1):
+    for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
