@@ -1,7 +1,7 @@
 """Data: the paper's synthetic settings and loaders for its real formats (nothing is ever downloaded).
 
-- `two_gaussians`: Sec. 6.1 2-D linear setting (two isotropic Gaussians, 150/100/600), optional label noise.
-- `two_moons`: Sec. 6.1 2-D nonlinear setting (scikit-learn moons, noise 0.2, scaled to [0, 5] x [0, 4]).
+- `two_gaussians`: the 2-D linear setting of Table 1 (two isotropic Gaussians, 150/100/600), optional label noise.
+- `two_moons`: the 2-D nonlinear setting of Table 2 (scikit-learn moons, noise 0.2, scaled to [0, 5] x [0, 4]).
 - `digits_split`: scikit-learn's 8x8 digits / 16 for the quick active-learning run; `upsample_digits` makes
   28x28 MNIST-shaped images when no MNIST files are available.
 - Loaders: InfDataSel `meta.json` + headerless CSVs, `.npy` feature sets, MNIST/EMNIST IDX, CIFAR-10 python

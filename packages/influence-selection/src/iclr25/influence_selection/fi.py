@@ -4,15 +4,16 @@ Paper: "Enhancing Prediction Performance through Influence Measure" (OpenReview 
 official code). Everything follows the derivation of Appendix A:
 
     J_z   = d theta_hat / d omega = -(1/n) H^{-1} M_z,   M_z = d_x d_theta L(y, x; theta_hat)       (A.7)
-    s_c   = J_z^T grad_theta log P(c|x) + grad_x log P(c|x)                                        (metric, A.8)
+    s_c   = J_z^T grad_theta log P(c|x) + grad_x log P(c|x)                                        (metric, App. A)
     G_z   = sum_c P(c|x) s_c s_c^T            (d x d, rank <= K-1: Moore-Penrose pseudo-inverse)
-    v     = grad_theta L(z')^T J_z,   FI(z', z) = v G_z^+ v^T  >= 0                                (Eq. 3.3)
+    v     = grad_theta L(z')^T J_z,   FI(z', z) = v G_z^+ v^T  >= 0                                (App. A)
 
 H is the Hessian of the *regularised* mean training loss. The -1/n is kept inside s_c (the main-text
-Algorithm 1 drops it; that loses noisy-label detection completely, see the tests). FI_util uses the mean
-validation gradient for grad_theta L(z') (Sec. 4.1, Algorithms 1/3); FI_active uses the predicted label of an
+Algorithm 1 prints J without it; inside G, J = -H^{-1} M loses noisy-label detection completely and
+J = +H^{-1} M weakens it, see the ablation claims of the reproduction). FI_util uses the mean
+validation gradient for grad_theta L(z') (Algorithms 1 and 3); FI_active uses the predicted label of an
 unlabelled point as z' and aggregates FI over labelled points by the mean of the values between the 10th and
-90th percentiles (Sec. 4.2, Algorithms 2/4).
+90th percentiles (Algorithms 2 and 4).
 
 Nothing here forms the p x d matrix M_z: everything goes through the two products u^T M_z (`mixed_vjp`) and
 M_z a (`mixed_jvp`), in closed form for logistic regression and by `torch.func` for any other model.
@@ -278,7 +279,7 @@ class Geometry:
         MtQ = ops.mixed_vjp(X, y, Q)  # (m, K, d) = M^T H^{-1} grad_theta log P_c
         _check_form(metric_form)
         c = {"appendix": -1.0 / n, "drop_n": -1.0, "main_text": 1.0}[metric_form]
-        S = c * MtQ + dx  # s_c = J^T grad_theta log P_c + grad_x log P_c with J = -(1/n) H^{-1} M  (A.7-A.8)
+        S = c * MtQ + dx  # s_c = J^T grad_theta log P_c + grad_x log P_c with J = -(1/n) H^{-1} M  (App. A, A.7)
         if basis is not None:  # omega = basis @ omega': every x-direction vector is mapped by basis^T
             S = S @ basis
         self.S = S
@@ -314,7 +315,7 @@ def _fi_direction(
     n = len(X)
     geo = Geometry(ops, H, n, X, y, rcond=rcond, basis=basis, metric_form=metric_form)
     v = _v_rows(ops, H, n, X, y, g_target, basis)
-    return np.einsum("mi,mij,mj->m", v, geo.Gp, v)  # FI = v G^+ v^T (Eq. 3.3)
+    return np.einsum("mi,mij,mj->m", v, geo.Gp, v)  # FI = v G^+ v^T (App. A)
 
 
 def fi_util(
@@ -332,7 +333,7 @@ def fi_util(
     metric_form: str = "appendix",
     ops: Any = None,
 ) -> np.ndarray:
-    """FI_util of every training point (n,): the target is the mean validation loss (Sec. 4.1, Algorithm 3).
+    """FI_util of every training point (n,): the target is the mean validation loss (Algorithms 1 and 3).
 
     `model` must be fitted on (X, y). `basis` reparameterises omega = basis @ omega' (tests of Theorem 1);
     `hessian` is "exact" (default), "kfac" or a matrix; `svd_rank=k` truncates M to rank k (KFSVD);
@@ -359,7 +360,7 @@ def fi_pair(
     svd_rank: int | None = None,
     ops: Any = None,
 ) -> np.ndarray:
-    """FI(z', z_i) of one target point z' = (x', y') on every training point z_i (Eq. 3.3): (n,)."""
+    """FI(z', z_i) of one target point z' = (x', y') on every training point z_i (App. A): (n,)."""
     ops = _with_rank(ops or make_ops(model, backend), svd_rank)
     xt, yt = z_target
     g = ops.grads(np.asarray(xt, float).reshape(1, -1), np.array([int(yt)]))[0]
@@ -420,7 +421,7 @@ def fi_active_matrix(
     out = np.empty((len(X_pool), len(idx)))
     for s in range(0, len(X_pool), chunk):
         Xp = X_pool[s : s + chunk]
-        yhat = ops.probs(Xp).argmax(1)  # the predicted label stands in for the unknown one (Sec. 4.2)
+        yhat = ops.probs(Xp).argmax(1)  # the predicted label stands in for the unknown one (Algorithms 2 and 4)
         h = _solve(H, ops.grads(Xp, yhat).T).T  # (u, p)
         hb = (h @ B.reshape(-1, B.shape[-1]).T).reshape(len(Xp), *B.shape[:2])  # (u, j, K) = h_u^T M_j A_j^+
         out[s : s + chunk] = (hb**2).sum(-1) / n**2

@@ -179,7 +179,7 @@ class LogisticModel:
 
 
 class MLPModel:
-    """MLP d -> h -> h -> K (ReLU), trained full-batch with Adam and weight decay (paper Sec. 6.1, 2-D nonlinear).
+    """MLP d -> h -> h -> K (ReLU), trained full-batch with Adam and weight decay (the 2-D nonlinear setting of Table 2).
 
     K = 2 uses a single sigmoid output written as logits [0, f(x)] (the paper's sigmoid head).
     """

@@ -1,7 +1,7 @@
 """Data trimming and active learning with any per-point score (paper Algorithms 1-4).
 
-Trimming (Sec. 4.1): score the training points, remove the top-b (FI) or bottom-b (IV) and retrain from
-scratch. Active learning (Sec. 4.2): every round, score the pool with the current model, query the top
+Trimming: score the training points, remove the top-b (FI) or bottom-b (IV) and retrain from
+scratch. Active learning: every round, score the pool with the current model, query the top
 `acquire` points, add them to the labelled set and retrain (the FI paper recomputes every score each round).
 """
 
