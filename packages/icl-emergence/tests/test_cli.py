@@ -33,6 +33,7 @@ def test_train_lds_then_bound(tmp_path, capsys):
     report = json.loads((out / "report.json").read_text())
     assert report["K"] == 4 and report["N"] == 8 and report["T"] == 12 and report["kl"] > 0
     assert {"G_seq", "G_top", "icl_curve"} <= set(report) and (out / "model.pt").is_file()
+    assert (out / "metrics.csv").is_file()  # the shared Lightning trainer logged the run
     capsys.readouterr()
     assert main(["bound", "--report", str(out / "report.json"), "--n-eff", "sequence"]) == 0
     printed = json.loads(capsys.readouterr().out)
@@ -45,7 +46,7 @@ def test_ginc_gen_train_eval(tmp_path, capsys):
                  "--val-length", "16", "--n-prompts", "5", "--prompt-lengths", "3", "--n-examples", "0,2"]) == 0  # fmt: skip
     model = tmp_path / "model"
     assert main(["train", "--data", "ginc", "--ginc-dir", str(data), "--topics", "5", "--seqs", "4", "--length",
-                 "32", "--steps", "5", "--d-model", "16", "--out", str(model), "--device", "cpu"]) == 0  # fmt: skip
+                 "32", "--steps", "5", "--d-model", "16", "--out", str(model), "--device", "cpu", "--trainer", "loop"]) == 0  # fmt: skip
     capsys.readouterr()
     assert main(["eval", "--ckpt", str(model / "model.pt"), "--prompts",
                  str(data / "id_prompts_randomsample_3.json"), "--out", str(tmp_path / "ev")]) == 0  # fmt: skip
@@ -55,16 +56,18 @@ def test_ginc_gen_train_eval(tmp_path, capsys):
     # a vector checkpoint is refused for eval
     lds = tmp_path / "lds"
     main(["train", "--topics", "2", "--seqs", "2", "--length", "5", "--steps", "2", "--d-model", "8", "--out",
-          str(lds), "--device", "cpu"])  # fmt: skip
+          str(lds), "--device", "cpu", "--trainer", "loop"])  # fmt: skip
     capsys.readouterr()
-    assert main(["eval", "--ckpt", str(lds / "model.pt"), "--prompts", str(data / "id_prompts_randomsample_3.json")]) == 2
+    assert (
+        main(["eval", "--ckpt", str(lds / "model.pt"), "--prompts", str(data / "id_prompts_randomsample_3.json")]) == 2
+    )
     assert "train --data ginc" in _err(capsys)
 
 
 def test_train_ginc_generated(tmp_path):
     out = tmp_path / "g"
     assert main(["train", "--data", "ginc", "--topics", "2", "--seqs", "4", "--length", "24", "--steps", "5",
-                 "--d-model", "16", "--out", str(out), "--device", "cpu"]) == 0  # fmt: skip
+                 "--d-model", "16", "--out", str(out), "--device", "cpu", "--trainer", "loop"]) == 0  # fmt: skip
     assert 0 <= json.loads((out / "report.json").read_text())["icl_accuracy"] <= 1
 
 
@@ -72,6 +75,7 @@ def test_train_ginc_generated(tmp_path):
     ("argv", "needle"),
     [
         (["train", "--data", "text"], "data"),
+        (["train", "--trainer", "keras"], "trainer"),
         (["train", "--topics", "0"], "topics"),
         (["train", "--lr", "nan"], "lr"),
         (["train", "--prior", "rotation2d", "--d", "3"], "d = 2"),

@@ -55,7 +55,7 @@ def test_bad_ginc_files(tmp_path):
     with pytest.raises(ValueError, match="not a folder"):
         load_ginc_dir(tmp_path / "nope")
     (tmp_path / "tokenizer.json").write_text("{not json")
-    with pytest.raises(UnsafeFileError, match="tokenizer.json"):
+    with pytest.raises(UnsafeFileError, match=r"tokenizer\.json"):
         load_ginc_dir(tmp_path)
     (tmp_path / "tokenizer.json").write_text(json.dumps({"model": {"type": "BPE", "vocab": {}}}))
     with pytest.raises(UnsafeFileError, match="WordLevel"):

@@ -55,7 +55,7 @@ def test_corpus_splits_and_batches():
     assert b.shape == (32, 10, 2)
     new = seen_topic_eval(c, prior, 10, seed=5)
     assert new.data.shape == (4, 3, 10, 2) and torch.equal(new.topics, c.topics)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="shape"):
         TwoLevelCorpus(torch.zeros(3, 4))
 
 

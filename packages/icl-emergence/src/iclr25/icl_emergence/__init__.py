@@ -4,7 +4,7 @@ arXiv 2502.17024).
 Pre-training by auto-regressive next-token prediction on a two-level corpus (K topics x N sequences x T tokens)
 generalises to new sequences (G_seq) and to new topics (G_top); ICL on prompts of unseen topics is exactly that
 generalisation. Public names are exported lazily: importing this package imports neither numpy nor torch.
-Modules: `lds`, `ginc` (topic families), `corpus`, `model` (ARTransformer), `training` (AR-NTP, SGLD),
+Modules: `lds`, `ginc` (topic families), `corpus`, `model` (ARTransformer), `training` (AR-NTP, SGLD), `lit` (the same with the shared Lightning trainer),
 `evaluation`, `baselines`, `bounds` (PAC-Bayes), `data` (loaders), `reference`, `config`, `reproduce`, `cli`.
 """
 
@@ -43,6 +43,8 @@ _EXPORTS: dict[str, str] = {  # public name -> submodule
     "lds_corpus": "corpus",
     "seen_topic_eval": "corpus",
     "ARTransformer": "model",
+    "ARNTPModule": "lit",
+    "fit_ar": "lit",
     "ar_loss": "training",
     "train_ar": "training",
     "train_sgld": "training",

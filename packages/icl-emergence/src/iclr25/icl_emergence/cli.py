@@ -92,7 +92,7 @@ def _train(args: argparse.Namespace) -> int:
     if args.ginc_dir is not None and cfg.data != "ginc":
         raise CliError("--ginc-dir needs --data ginc")
     out = _out(args, "train")
-    from iclr25.icl_emergence.workflows import train_run
+    from iclr25.icl_emergence.train import train_run
     from iclr25.shared.run import open_run_folder
 
     with open_run_folder(out, args.overwrite, paper=SLUG, command="train") as folder:
@@ -140,7 +140,7 @@ def _eval(args: argparse.Namespace) -> int:
     if ckpt["kind"] != "tokens" or "vocab" not in ckpt:
         raise CliError(f"{args.ckpt} is a {ckpt['kind']} model; eval needs a `train --data ginc` checkpoint")
     out = _out(args, "eval")
-    from iclr25.icl_emergence.workflows import eval_prompts
+    from iclr25.icl_emergence.train import eval_prompts
     from iclr25.shared.results import atomic_write_json
     from iclr25.shared.run import open_run_folder
 

@@ -177,9 +177,11 @@ class TrainConfig:
     steps: int = 1200
     lr: float = 1e-3
     batch: int = 64
+    trainer: str = "lightning"  # the shared Lightning trainer, or "loop" (the reproduction's plain loop)
 
     def __post_init__(self) -> None:
         check_one_of("data", self.data, ("lds", "ginc"))
+        check_one_of("trainer", self.trainer, ("lightning", "loop"))
         check_int_at_least("topics", self.topics, 1)
         check_int_at_least("seqs", self.seqs, 1)
         check_int_at_least("length", self.length, 3)

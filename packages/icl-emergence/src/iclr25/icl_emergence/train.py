@@ -1,5 +1,6 @@
 """The `train` and `eval` verbs as library functions: one AR-NTP pre-training run on an LDS or GINC corpus
-(checkpoint + report.json with what `bound` needs), and ICL accuracy of a token checkpoint on a GINC prompt file."""
+(checkpoint + report.json with what `bound` needs), fitted with the shared Lightning trainer (`lit.fit_ar`) or
+the plain loop, and ICL accuracy of a token checkpoint on a GINC prompt file."""
 
 from __future__ import annotations
 
@@ -70,10 +71,17 @@ def train_run(
     model_kw.update(d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads, max_len=T)
     model = ARTransformer(**model_kw)
     theta0 = torch.cat([p.detach().reshape(-1) for p in model.parameters()]).clone()
-    losses = train_ar(
-        model, lambda step: flat[torch.randint(len(flat), (cfg.batch,), generator=g)], cfg.steps,
-        lr=cfg.lr, warmup=min(100, cfg.steps // 10), device=device,
-    )  # fmt: skip
+    warmup = min(100, cfg.steps // 10)
+    if cfg.trainer == "lightning":
+        from iclr25.icl_emergence.lit import fit_ar
+
+        losses = fit_ar(model, flat, folder, steps=cfg.steps, batch=cfg.batch, lr=cfg.lr, warmup=warmup,
+                        device=device, seed=seed)  # fmt: skip
+    else:
+        losses = train_ar(
+            model, lambda step: flat[torch.randint(len(flat), (cfg.batch,), generator=g)], cfg.steps,
+            lr=cfg.lr, warmup=warmup, device=device,
+        )  # fmt: skip
     model.cpu()
     theta = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
     s = 0.01 * float(theta0.pow(2).mean().sqrt())
