@@ -59,3 +59,19 @@ def test_the_al_gate_fails_when_fi_picks_the_smallest(tmp_path: Path, monkeypatc
     failed = {c.name for c in report.failed_gated}
     assert {"al_auc_fi_minus_iv", "al_auc_fi_minus_random"} <= failed
     assert "noise_fi_top10_flipped" not in failed  # the trimming part is untouched by this bug
+
+
+def test_claims_and_figure_from_the_committed_quick_metrics(tmp_path: Path) -> None:
+    """claims() re-judges the committed quick metrics identically; image-AL metrics add reported claims."""
+    from iclr25.shared.results import Report
+
+    committed = Report.read(Path(__file__).resolve().parents[1] / "results" / "quick")
+    cfg = PRESETS["quick"]
+    again = reproduce.claims(committed.metrics, cfg)
+    assert [(c.name, c.holds) for c in again] == [(c.name, c.holds) for c in committed.claims]
+    fake = {"strategies": ["fi", "random"], "data": "x", "fi": {"auc": 0.9}, "random": {"auc": 0.95}}
+    extra = reproduce.claims({**committed.metrics, "image_al": fake}, cfg)
+    img = [c for c in extra if c.name.startswith("image_al")]
+    assert [(c.name, c.holds, c.gated) for c in img] == [("image_al_auc_fi_minus_random", False, False)]
+    assert reproduce.plot(committed.metrics, cfg, tmp_path) == ["summary.png"]
+    assert (tmp_path / "summary.png").stat().st_size > 1000
