@@ -104,6 +104,11 @@ LOADS: dict[str, list[Load]] = {
             also=("cifar-100-python/test",),
         ),
     ],
+    "compose-decompose": [
+        Load(("eval", "{dir}"), "checkpoint", name="checkpoint.pt"),
+        Load(("compose", "{dir}", "--zero-shot"), "pickle", name="checkpoint.pt"),
+        Load(("cbm", "{file}"), "pickle", name="messages.jsonl"),
+    ],
     "conditional-conformal": [
         Load(("fit-predict", "--data", "{file}", "--target", "y", "--out", "{out}"), "pickle", name="y.csv")
     ],
@@ -132,7 +137,6 @@ NO_USER_FILES: set[str] = set()
 
 # Packages being built: register their load commands in LOADS (or list them in NO_USER_FILES), then drop them here.
 PENDING: set[str] = {
-    "compose-decompose",
     "icl-emergence",
     "probe-pruning",
     "seq2exp",

@@ -273,3 +273,9 @@ def test_ctrl_c_exits_130_and_all_prints_the_papers_that_finished(
     assert "iclr25: interrupted (1 of 2 papers finished)" in captured.err
     assert cli.main(["reproduce", "zz-fake", "--out", str(tmp_path / "one")]) == 130
     assert "interrupted (0 of 1 papers finished)" in capsys.readouterr().err
+
+
+def test_a_binary_config_file_is_named(tmp_path: Path) -> None:
+    (tmp_path / "bin.yaml").write_bytes(b"\xff\xfe\x00binary")
+    with pytest.raises(cli.CliError, match="bin.yaml is not a text file"):
+        cli.build_config(Config(), tmp_path / "bin.yaml")

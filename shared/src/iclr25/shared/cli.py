@@ -175,6 +175,8 @@ def build_config(base: T, config_file: Path | None = None, overrides: Sequence[s
             data = yaml.safe_load(config_file.read_text()) or {}
         except yaml.YAMLError as e:
             raise CliError(f"config file {config_file} is not valid YAML: {str(e).splitlines()[0]}") from None
+        except UnicodeDecodeError:
+            raise CliError(f"config file {config_file} is not a text file (YAML expected)") from None
         if not isinstance(data, dict):
             raise CliError(f"config file {config_file} must hold a mapping of key: value")
         config = apply_overrides(config, data, source=f"{config_file.name}")
