@@ -28,6 +28,27 @@ def test_trim_on_npy_folder(tmp_path: Path) -> None:
     assert main(["trim", "--data", str(tmp_path), "--method", "iv", "--budget", "5", "--out", str(tmp_path / "o")]) == 0
 
 
+def test_trim_on_meta_json_reads_l2_reg(tmp_path: Path) -> None:
+    rows = [f"{20 + i}, {['a', 'b'][i % 2]}, {'>50K' if (i * 7) % 3 == 0 else '<=50K'}" for i in range(40)]
+    (tmp_path / "train.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "test.csv").write_text("\n".join(rows[:10]) + "\n")
+    meta = {
+        "train_path": "train.csv",
+        "test_path": "test.csv",
+        "column_names": "age,kind,income",
+        "categorical_feat": "kind,income",
+        "target_feat": "income",
+        "label_mapping": {"income": {">50K": 1.0, "<=50K": 0.0}},
+        "l2_reg": 3.0,
+    }
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    argv = ["trim", "--data", str(tmp_path / "meta.json"), "--budget", "3", "--out", str(tmp_path / "o")]
+    assert main(argv) == 0
+    out = json.loads((tmp_path / "o" / "trim.json").read_text())
+    assert len(out["removed"]) == 3
+    assert out["l2"] == pytest.approx(3.0 / 30)  # l2_reg / n_train (40 rows, a quarter to validation)
+
+
 def test_active_on_digits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = ["active", "--data", "digits", "--strategy", "entropy", "--rounds", "2", "--acquire", "10"]
     assert main([*args, "--init", "40", "--out", str(tmp_path / "a")]) == 0

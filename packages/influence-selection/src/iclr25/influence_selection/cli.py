@@ -36,7 +36,9 @@ def _parser():
     for name, helptext in (("trim", "remove the b most harmful training points and retrain"), ("active", "")):
         p = sub.add_parser(name, help=helptext or "pool-based active learning on your data")
         p.add_argument("--data", required=True, help="meta.json, a folder of .npy arrays, 'digits' or 'gaussians'")
-        p.add_argument("--l2", type=float, default=1e-2, help="L2 weight on the mean loss (default: %(default)s)")
+        p.add_argument(
+            "--l2", type=float, help="L2 weight on the mean loss (default: meta.json's l2_reg / n, else 0.01)"
+        )
         p.add_argument("--val-fraction", type=float, default=0.25, help="validation split of train (default: 0.25)")
         p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
         p.add_argument("--out", type=Path, help="output folder (default: runs/influence-selection/<verb>-<time>)")
@@ -81,11 +83,17 @@ def _load(args):
     if path.suffix != ".json":
         raise CliError(f"--data must be a meta.json, a folder of .npy arrays, 'digits' or 'gaussians'; got {path}")
     s = D.load_tabular_meta(path, val_p=args.val_fraction, seed=args.seed)
+    if args.l2 is None:
+        import json
+
+        l2_sum = json.loads(path.read_text()).get("l2_reg")
+        if l2_sum is not None:  # InfDataSel's l2_reg weighs the summed loss; ours weighs the mean
+            args.l2 = float(l2_sum) / len(s.y_train)
     return s.X_train, s.y_train, s.X_val, s.y_val, s.X_test, s.y_test
 
 
 def _check_common(args) -> None:
-    if not args.l2 > 0:
+    if args.l2 is not None and not args.l2 > 0:
         raise CliError(f"--l2 must be > 0, got {args.l2}")
     if args.out is not None:
         from iclr25.shared.run import check_run_folder
@@ -107,6 +115,7 @@ def _trim(args) -> int:
     from iclr25.shared.run import default_run_dir, open_run_folder
 
     Xtr, ytr, Xv, yv, Xte, yte = _load(args)
+    args.l2 = 1e-2 if args.l2 is None else args.l2
     if args.budget >= len(ytr):
         raise CliError(f"--budget {args.budget} must be smaller than the {len(ytr)} training points")
     K = int(max(ytr.max(), yv.max(), yte.max())) + 1
@@ -133,6 +142,7 @@ def _trim(args) -> int:
                 "data": str(args.data),
                 "method": args.method,
                 "budget": args.budget,
+                "l2": args.l2,
                 "test_acc_before": before,
                 "test_acc_after": after,
                 "removed": removed.tolist(),
@@ -157,6 +167,7 @@ def _active(args) -> int:
     from iclr25.shared.run import default_run_dir, open_run_folder
 
     Xtr, ytr, Xv, yv, Xte, yte = _load(args)
+    args.l2 = 1e-2 if args.l2 is None else args.l2
     if args.init + args.rounds * args.acquire > len(ytr):
         raise CliError(f"--init + --rounds x --acquire exceeds the {len(ytr)} training points")
     K = max(int(max(ytr.max(), yv.max(), yte.max())) + 1, 2)
@@ -181,6 +192,7 @@ def _active(args) -> int:
             {
                 "data": str(args.data),
                 "strategy": args.strategy,
+                "l2": args.l2,
                 "curve": res.curve,
                 "sizes": res.sizes,
                 "auc": res.auc,
