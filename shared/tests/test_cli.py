@@ -277,5 +277,5 @@ def test_ctrl_c_exits_130_and_all_prints_the_papers_that_finished(
 
 def test_a_binary_config_file_is_named(tmp_path: Path) -> None:
     (tmp_path / "bin.yaml").write_bytes(b"\xff\xfe\x00binary")
-    with pytest.raises(cli.CliError, match="bin.yaml is not a text file"):
+    with pytest.raises(cli.CliError, match=r"bin\.yaml is not a text file"):
         cli.build_config(Config(), tmp_path / "bin.yaml")

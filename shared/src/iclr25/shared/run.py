@@ -389,6 +389,19 @@ class Run:
         it); `checkpointer.resume(run.scale_out.resume, state, fabric)` continues a run."""
         return Checkpointer(self.dir / "checkpoints" / name, self.scale_out.checkpoint_every or every, keep)
 
+    def training_options(self, name: str, every: int = 0) -> dict[str, Any]:
+        """What one training loop of this run needs to scale out, as keyword arguments (`fabric`, `checkpointer`,
+        `resume`): a Fabric only when several processes were asked for, checkpoints (in `checkpoints/<name>`)
+        only when an interval (`every`, or `--checkpoint-every`) or `--resume` was given; nothing otherwise, so a
+        default run trains exactly as without this layer."""
+        options: dict[str, Any] = {}
+        if self.scale_out.distributed:
+            options["fabric"] = self.fabric
+        if self.scale_out.checkpoint_every or every or self.scale_out.resume:
+            options["checkpointer"] = self.checkpointer(every=every, name=name)
+            options["resume"] = self.scale_out.resume
+        return options
+
     @property
     def logger(self) -> Any:
         """A `MetricsLogger` writing metrics.jsonl/csv into the run folder (and wandb when asked); in a process

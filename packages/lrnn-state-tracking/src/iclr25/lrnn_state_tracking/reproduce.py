@@ -205,18 +205,6 @@ def run(
         )
 
 
-def _scale_out(active: Any, config: Config, name: str) -> dict[str, Any]:
-    """`train`'s fabric/checkpointer/resume for one training run of the reproduction (none unless asked for)."""
-    options = active.scale_out
-    kwargs: dict[str, Any] = {}
-    if options.distributed:
-        kwargs["fabric"] = active.fabric
-    if options.checkpoint_every or config.checkpoint_every or options.resume:
-        kwargs["checkpointer"] = active.checkpointer(every=config.checkpoint_every, name=name)
-        kwargs["resume"] = options.resume
-    return kwargs
-
-
 def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any], dict[str, float], list[str]]:
     """Figure 1, the Table-3 grid, the theory checks and the speed of the fast forms: (metrics, throughput, figure
     names); runs go to the run's logger, figures into its folder."""
@@ -258,7 +246,7 @@ def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any],
                     dev,
                     log_every=config.log_every,
                     desc=f"figure 1 {label} seed {i}",
-                    **_scale_out(active, config, f"figure1-{label}-seed{i}"),
+                    **active.training_options(f"figure1-{label}-seed{i}", config.checkpoint_every),
                 )
                 tokens, seconds = tokens + res.train_tokens, seconds + res.seconds
                 ev = evaluate(res.model, "parity", config.eval_n, lengths, device=dev)
@@ -283,7 +271,9 @@ def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any],
                 dev,
                 log_every=config.log_every,
                 desc=f"{task} {key} seed {i}",
-                **_scale_out(active, config, f"{task}-{key}-seed{i}".replace(" ", "").replace(",", "_")),
+                **active.training_options(
+                    f"{task}-{key}-seed{i}".replace(" ", "").replace(",", "_"), config.checkpoint_every
+                ),
             )
             ev = evaluate(res.model, task, config.eval_n, lengths, device=dev, amp=tcfg.amp)
             scores.append(ev["scaled_accuracy"])
