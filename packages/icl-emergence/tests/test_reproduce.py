@@ -81,3 +81,15 @@ def test_presets_and_bad_values():
         Config(Ks=(4, 1))
     with pytest.raises(ValueError, match="d = 2"):
         Config(d=3)
+
+
+def test_full_preset_extras_run_tiny():
+    """The full preset's GINC pre-training and SGLD paths, at toy size."""
+    from iclr25.icl_emergence.reproduce import ginc_training, sgld_run
+
+    cfg = Config(ginc_Ks=(2,), ginc_N=4, ginc_T=48, ginc_steps=3, ginc_d_model=16, ginc_layers=1, ginc_prompts=5)
+    acc = ginc_training(cfg, 0, "cpu")["2"]
+    assert set(acc) == {"3", "5", "8", "10"} and "8" in acc["3"] and "16" not in acc["3"]
+    assert all(0 <= v <= 1 for row in acc.values() for v in row.values())
+    s = sgld_run(Config(Ks=(2,), N=4, T=8, steps=3, d_model=16, n_heads=2, sgld_beta=1e4), 0, "cpu")
+    assert s["K_J"] == 1 and s["langevin_kl"] > 0 and s["bound"]["bound"] > s["bound"]["emp_loss"]
