@@ -1,0 +1,197 @@
+"""From-scratch stand-ins of the paper's networks for the `full` preset (spec §3.5; pretrained Uni-Mol/ProFSA
+weights are not available): a small Uni-Mol-like dual encoder and an Atom3D-style GCN, each with 5 heads.
+
+- `DualEncoder`: one transformer per side (molecule, pocket) over atom-type tokens with a per-head attention bias
+  from Gaussian kernels of pair distances (Uni-Mol's SE(3)-invariant design); the CLS embeddings are
+  L2-normalised, concatenated and fed to an MLP whose widths halve (Uni-Mol head 1024-1024-512-256-128, scaled).
+  `detach_encoders=True` reproduces the official code's `.detach()` (frozen encoders): meaningful only with
+  pretrained encoders, so it is off by default here. `pocket_only=True` drops the molecule side (the ablation).
+- `DenseGCN`: the Atom3D LBA GNN on a dense adjacency: one graph over pocket + ligand atoms, node features =
+  [one-hot protein element (18) | one-hot ligand element (43)], edges within 4.5 A weighted 1/(d + 1e-5),
+  GCN layers 64-128-256-256-512 with ReLU + BatchNorm, global add-pool, ReLU, FC 512->256, ReLU, dropout 0.25,
+  linear -> 5 heads. `pocket_only=True` keeps only the pocket nodes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import torch
+from torch import nn
+
+N_HEADS_OUT = 5
+PROTEIN_ELEMENTS = ("C", "H", "O", "N", "S", "P", "ZN", "NA", "FE", "CA", "MN", "NI", "CO", "MG", "CU", "CL", "SE", "X")
+LIGAND_ELEMENTS = (
+    "C",
+    "H",
+    "O",
+    "N",
+    "S",
+    "P",
+    "F",
+    "CL",
+    "BR",
+    "I",
+    "B",
+    "SI",
+    "SE",
+    "FE",
+    "ZN",
+    "CU",
+    "CO",
+    "NI",
+    "MN",
+    "MG",
+    "CA",
+    "NA",
+    "K",
+    "LI",
+    "AL",
+    "AS",
+    "HG",
+    "PT",
+    "RU",
+    "RH",
+    "IR",
+    "PD",
+    "AU",
+    "AG",
+    "SN",
+    "SB",
+    "TE",
+    "V",
+    "CR",
+    "GA",
+    "GE",
+    "W",
+    "X",
+)  # 43 entries; an unknown element maps to the last one (official rule)
+
+
+class GaussianKernel(nn.Module):
+    """K Gaussian basis functions of a distance with learned means and widths (Uni-Mol's pair encoding)."""
+
+    def __init__(self, k: int = 32, max_dist: float = 20.0) -> None:
+        super().__init__()
+        self.means = nn.Parameter(torch.linspace(0, max_dist, k))
+        self.log_std = nn.Parameter(torch.zeros(k))
+
+    def forward(self, d: torch.Tensor) -> torch.Tensor:
+        """(..., ) distances -> (..., K) features."""
+        std = self.log_std.exp() + 0.1
+        return torch.exp(-0.5 * ((d[..., None] - self.means) / std) ** 2) / (math.sqrt(2 * math.pi) * std)
+
+
+class BiasedEncoder(nn.Module):
+    """Transformer over atom tokens with a distance-derived attention bias per head; returns the CLS embedding."""
+
+    def __init__(self, vocab: int, dim: int = 128, layers: int = 4, heads: int = 8, kernels: int = 32) -> None:
+        super().__init__()
+        self.heads, self.layers = heads, layers
+        self.embed = nn.Embedding(vocab + 1, dim, padding_idx=0)  # 0 = padding, vocab = CLS
+        self.gauss = GaussianKernel(kernels)
+        self.bias = nn.Sequential(nn.Linear(kernels, kernels), nn.GELU(), nn.Linear(kernels, heads * layers))
+        self.blocks = nn.ModuleList(
+            nn.TransformerEncoderLayer(dim, heads, 4 * dim, dropout=0.1, batch_first=True, norm_first=True)
+            for _ in range(layers)
+        )
+        self.norm = nn.LayerNorm(dim)
+        self.cls = vocab
+
+    def forward(self, tokens: torch.Tensor, coords: torch.Tensor) -> torch.Tensor:
+        """tokens (B, n) (0 = pad), coords (B, n, 3) -> CLS embedding (B, dim)."""
+        B, n = tokens.shape
+        cls = torch.full((B, 1), self.cls, dtype=tokens.dtype, device=tokens.device)
+        tok = torch.cat([cls, tokens], 1)
+        centre = (coords * (tokens > 0)[..., None]).sum(1) / (tokens > 0).sum(1, keepdim=True).clamp(min=1)
+        xyz = torch.cat([centre[:, None], coords], 1)  # the CLS sits at the centroid
+        d = torch.cdist(xyz, xyz)
+        bias = self.bias(self.gauss(d))  # (B, n+1, n+1, H*L)
+        pad = tok == 0
+        bias = bias.masked_fill(pad[:, None, :, None], float("-inf"))
+        h = self.embed(tok)
+        for i, block in enumerate(self.blocks):
+            b = (
+                bias[..., i * self.heads : (i + 1) * self.heads]
+                .permute(0, 3, 1, 2)
+                .reshape(B * self.heads, n + 1, n + 1)
+            )
+            h = block(h, src_mask=b)
+        return self.norm(h[:, 0])
+
+
+class DualEncoder(nn.Module):
+    """Uni-Mol-like molecule + pocket encoders, L2-normalised CLS concat, MLP head with `n_out` outputs."""
+
+    def __init__(
+        self,
+        mol_vocab: int,
+        pocket_vocab: int,
+        dim: int = 128,
+        layers: int = 4,
+        heads: int = 8,
+        n_out: int = N_HEADS_OUT,
+        detach_encoders: bool = False,
+        pocket_only: bool = False,
+    ) -> None:
+        super().__init__()
+        self.pocket_only, self.detach_encoders = pocket_only, detach_encoders
+        self.mol = None if pocket_only else BiasedEncoder(mol_vocab, dim, layers, heads)
+        self.pocket = BiasedEncoder(pocket_vocab, dim, layers, heads)
+        width = dim if pocket_only else 2 * dim
+        sizes = [width, width, width // 2, width // 4, width // 8]
+        mods: list[nn.Module] = []
+        for a, b in itertools.pairwise(sizes):
+            mods += [nn.Linear(a, b), nn.ReLU()]
+        self.head = nn.Sequential(*mods, nn.Linear(sizes[-1], n_out))
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """batch: mol_tokens/mol_coords, pocket_tokens/pocket_coords -> (B, n_out)."""
+        p = nn.functional.normalize(self.pocket(batch["pocket_tokens"], batch["pocket_coords"]), dim=-1)
+        if self.detach_encoders:
+            p = p.detach()
+        if self.pocket_only:
+            return self.head(p)
+        m = nn.functional.normalize(self.mol(batch["mol_tokens"], batch["mol_coords"]), dim=-1)
+        if self.detach_encoders:
+            m = m.detach()
+        return self.head(torch.cat([m, p], -1))
+
+
+class DenseGCN(nn.Module):
+    """The Atom3D LBA GCN (dense form): GCN 64-128-256-256-512 + BatchNorm, add-pool, FC 512-256, dropout, heads."""
+
+    def __init__(self, n_out: int = N_HEADS_OUT, cutoff: float = 4.5, pocket_only: bool = False) -> None:
+        super().__init__()
+        self.cutoff, self.pocket_only = cutoff, pocket_only
+        widths = [len(PROTEIN_ELEMENTS) + len(LIGAND_ELEMENTS), 64, 128, 256, 256, 512]
+        self.lins = nn.ModuleList(nn.Linear(a, b) for a, b in itertools.pairwise(widths))
+        self.norms = nn.ModuleList(nn.BatchNorm1d(b) for b in widths[1:])
+        self.fc1 = nn.Linear(512, 256)
+        self.drop = nn.Dropout(0.25)
+        self.out = nn.Linear(256, n_out)
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """batch: features (B, n, 61), coords (B, n, 3), mask (B, n) (pocket-only: ligand nodes masked out)."""
+        x, xyz, mask = batch["features"], batch["coords"], batch["mask"].to(batch["features"].dtype)
+        if self.pocket_only:
+            mask = mask * batch["is_pocket"].to(mask.dtype)
+        d = torch.cdist(xyz, xyz)
+        eye = torch.eye(d.shape[1], device=d.device, dtype=d.dtype)
+        w = torch.where(d < self.cutoff, 1.0 / (d + 1e-5), torch.zeros_like(d)) * (1 - eye)
+        w = w * mask[:, :, None] * mask[:, None, :]
+        a = w + eye * mask[:, :, None]  # self-loops (weight 1, as GCNConv's add_self_loops)
+        deg = a.sum(-1).clamp(min=1e-12)
+        norm = deg.rsqrt()
+        a = norm[:, :, None] * a * norm[:, None, :]
+        h = x * mask[..., None]
+        for lin, bn in zip(self.lins, self.norms, strict=True):
+            h = torch.relu(a @ lin(h))
+            flat = h[mask > 0]
+            h = h.clone()
+            h[mask > 0] = bn(flat)
+            h = h * mask[..., None]
+        g = torch.relu(h.sum(1))
+        g = self.drop(torch.relu(self.fc1(g)))
+        return self.out(g)
