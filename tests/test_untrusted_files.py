@@ -129,6 +129,14 @@ LOADS: dict[str, list[Load]] = {
         Load(("eval", "{dir}"), "pickle", name="results.json"),
         Load(("reproduce", "--config", "{file}", "--out", "{out}"), "yaml"),
     ],
+    "siu-bioactivity": [
+        Load(("eval", "--pred", "{file}"), "npz"),
+        Load(("eval", "--pred", "{file}"), "pickle", name="pred.npz"),
+        Load(("eval", "--pred", "{dir}/pred.npz", "--data", "{file}"), "pickle", name="final_dic.pkl"),
+        Load(("train", "--data", "{file}", "--test", "{file}", "--out", "{out}"), "pickle", name="train.lmdb"),
+        Load(("train", "--data", "{dir}", "--test", "{dir}", "--out", "{out}"), "pickle", name="data.mdb"),
+        Load(("vote", "--poses", "{file}"), "pickle", name="poses.json"),
+    ],
 }
 
 # Installed packages whose commands read no file a user passes (besides `--config`, which is shared and tested
@@ -140,7 +148,6 @@ PENDING: set[str] = {
     "icl-emergence",
     "probe-pruning",
     "seq2exp",
-    "siu-bioactivity",
     "tsc-net",
 }
 
