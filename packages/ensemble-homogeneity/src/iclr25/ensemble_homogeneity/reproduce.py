@@ -55,12 +55,12 @@ def analyse(probs, y, config: Config, members: int, rng) -> dict[str, Any]:
         j = A.jensen_gap(probs, y, loss)
         out["losses"][loss] = {k: j[k] for k in ("mean_member", "best_member", "worst_member", "ensemble", "gap")}
         out["losses"][loss]["member_sd"] = float(np.std(j["members"]))
-    est_sizes = [s for s in config.estimate_sizes if s <= members]
+    est_sizes = [s for s in config.estimate_sizes if s <= members] or sizes[:1]
     pairs = A.random_pairs(members, min(config.n_pairs, members * (members - 1) // 2), rng)
     for loss in ("brier_true", "brier_multiclass"):
         curve = A.subset_mean_curve(probs, y, sizes, loss)
-        est = A.estimate_from_pairs(probs, y, est_sizes or sizes[:1], pairs, loss)
-        exact_at = A.subset_mean_curve(probs, y, est_sizes or sizes[:1], loss)
+        est = A.estimate_from_pairs(probs, y, est_sizes, pairs, loss)
+        exact_at = A.subset_mean_curve(probs, y, est_sizes, loss)
         rel = (est["curve"] - exact_at) / exact_at
         bv = A.bias_variance(probs, y, loss)
         fit = A.fit_bias_variance_curve(sizes, curve)
@@ -72,7 +72,7 @@ def analyse(probs, y, config: Config, members: int, rng) -> dict[str, Any]:
             "estimate_rel_error": rel,
             # the same pairs read under complete collapse (one-hot argmax), for the soft measured curve
             "estimate_collapse_rel_error": (
-                A.estimate_from_pairs(probs, y, est_sizes or sizes[:1], pairs, loss, collapse=True)["curve"] - exact_at
+                A.estimate_from_pairs(probs, y, est_sizes, pairs, loss, collapse=True)["curve"] - exact_at
             )
             / exact_at,
             "B_inf": bv["B_inf"],
