@@ -19,6 +19,7 @@ from iclr25.shared.cli import (
     guarded,
     make_parser,
     reproduce_command,
+    scale_out_from_args,
 )
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import DEVICES, check_run_folder
@@ -42,9 +43,9 @@ def _parser():
     parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="exact checks + DyDiff vs DPM benchmark; writes results.json")
-    add_run_args(rep, scales=SCALES)
+    add_run_args(rep, scales=SCALES, scale_out=True)
     tr = sub.add_parser("train", help="train one model (r = 0 is DPM) on generated data; saves model.pt")
-    add_run_args(tr, scales=SCALES)
+    add_run_args(tr, scales=SCALES, scale_out=True)
     tr.add_argument("--dataset", choices=DATASETS[:4], default=None, help="data set (default: the preset's)")
     tr.add_argument("--r", type=float, default=None, help="gamma ratio r in [0, 1] (default: the preset's, 0.5)")
     sa = sub.add_parser("sample", help="sample forecasts of the test set from a trained model.pt")
@@ -77,6 +78,7 @@ def _train(args) -> int:
     if args.r is not None:
         overrides.append(f"gamma_ratio={args.r}")
     config = build_config(PRESETS[args.scale], args.config, overrides)  # values checked before torch loads
+    scale_out = scale_out_from_args(args)
     target = check_verb_flags(args, SLUG, "train", args.scale)
 
     from dataclasses import asdict
@@ -86,18 +88,31 @@ def _train(args) -> int:
     from iclr25.dynamical_diffusion.reproduce import make_data, make_model
     from iclr25.dynamical_diffusion.training import train
     from iclr25.shared.device import configure_torch, pick_device
-    from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.fabric import Checkpointer
+    from iclr25.shared.logging import MetricsLogger, NullLogger
     from iclr25.shared.results import atomic_write_json
-    from iclr25.shared.run import open_run_folder
+    from iclr25.shared.run import is_follower, launch_fabric, open_run_folder
     from iclr25.shared.seed import seed_everything
 
     dev = pick_device(args.device)
-    with open_run_folder(target, args.overwrite, paper=SLUG, command="train") as out:
+    resume = scale_out.resume == "auto"
+    with open_run_folder(target, args.overwrite, paper=SLUG, command="train", resume=resume) as out:
         configure_torch(dev, threads=config.threads)
+        fabric = launch_fabric(out, args.device, scale_out) if scale_out.distributed else None
+        if fabric is not None:
+            dev = fabric.device
         seed_everything(args.seed)
         train_np, _ = make_data(config, args.seed, dev)
         model = make_model(config, config.gamma_ratio).to(dev)
-        with MetricsLogger(out, wandb=args.wandb, name=f"{SLUG}-train", config=asdict(config)) as logger:
+        every = scale_out.checkpoint_every or config.checkpoint_every or max(1, config.steps // 10)
+        wanted = scale_out.checkpoint_every or config.checkpoint_every or scale_out.resume
+        checkpointer = Checkpointer(out / "checkpoints", every) if wanted else None
+        logged = (
+            NullLogger()
+            if is_follower()
+            else MetricsLogger(out, wandb=args.wandb, name=f"{SLUG}-train", config=asdict(config))
+        )
+        with logged as logger:
             stats = train(
                 model,
                 torch.from_numpy(train_np).to(dev),
@@ -107,7 +122,12 @@ def _train(args) -> int:
                 config.weight_decay,
                 seed=args.seed,
                 logger=logger,
+                fabric=fabric,
+                checkpointer=checkpointer,
+                resume=scale_out.resume,
             )
+        if is_follower():  # rank 0 writes the model and the summary
+            return 0
         state = {"config": asdict(config), "seed": args.seed, "state_dict": model.net.state_dict()}
         torch.save(state, out / "model.pt")
         atomic_write_json(out / "train.json", {"final_loss": stats.final_loss, "steps_per_s": stats.steps_per_s})

@@ -52,6 +52,7 @@ class Config:
     noise_ablation: bool = False  # also DyDiff at gamma_ratio with the other noise kind (dependent <-> independent)
     threads: int = 1  # torch CPU threads per process; 1 is faster than 2 on a shared, oversubscribed machine
     workers: int = 1  # seeds run in this many processes at once; results do not depend on it
+    checkpoint_every: int = 0  # training steps between checkpoints of every model (0: none); --checkpoint-every too
 
     def __post_init__(self) -> None:
         check_one_of("dataset", self.dataset, DATASETS)
@@ -62,6 +63,7 @@ class Config:
         check_int_at_least("T", self.T, 10)
         for name in ("n_context", "n_future", "n_train", "steps", "batch_size", "seeds", "threads", "workers"):
             check_int_at_least(name, getattr(self, name), 1)
+        check_int_at_least("checkpoint_every", self.checkpoint_every, 0)
         check_nonempty("ch_mult", self.ch_mult)
         check_each("ch_mult", self.ch_mult, check_int_at_least, 1)
         check_positive("lr", self.lr)
@@ -110,5 +112,6 @@ PRESETS: dict[str, Config] = {
         n_samples=8,
         seeds=3,
         clip_ablation=None,
+        checkpoint_every=5_000,
     ),
 }

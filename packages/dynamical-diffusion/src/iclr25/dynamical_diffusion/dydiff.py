@@ -184,11 +184,16 @@ class DynamicalDiffusion(nn.Module):
         """The network's mixed-noise prediction eps_phi(x_t, t, cond)."""
         return self.net(condition_input(xt, cond), t)
 
-    def loss(self, x0: Tensor, generator: torch.Generator | None = None) -> Tensor:
-        """MSE between the prediction and the mixed noise Dyn(eps), all frames, t ~ U{0..T-1}   (6)."""
+    def loss(self, x0: Tensor, generator: torch.Generator | None = None, part: slice | None = None) -> Tensor:
+        """MSE between the prediction and the mixed noise Dyn(eps), all frames, t ~ U{0..T-1}   (6).
+
+        `part`: the loss of these rows of the batch only, with t and the noise drawn for the whole batch (one
+        process's share of a global batch: every process draws the same numbers and keeps its own rows)."""
         B = x0.shape[0]
         t = torch.randint(0, self.T, (B,), generator=generator, device=x0.device)
         noise = torch.randn(x0.shape, generator=generator, device=x0.device, dtype=x0.dtype)
+        if part is not None:
+            x0, t, noise = x0[part], t[part], noise[part]
         xt, eps_mix = self.q_sample(x0, t, noise)
         return torch.mean((self.predict(xt, t, x0[:, : self.n_context]) - eps_mix) ** 2)
 

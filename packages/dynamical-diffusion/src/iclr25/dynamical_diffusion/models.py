@@ -95,7 +95,7 @@ class FrameStackUNet(nn.Module):
         sp = x.shape[3:]
         if self.n_frames != S or len(sp) != self.dims:
             raise ValueError(f"expected (B, {self.n_frames}, C, {self.dims} spatial dims), got {tuple(x.shape)}")
-        temb = self.t_mlp(timestep_embedding(t, self.width))
+        temb = self.t_mlp(timestep_embedding(t, self.width).to(x.dtype))  # float64 nets take float64 times
         h = self.inp(x.reshape(B, -1, *sp))  # (B, W, *sp)
         hs = []
         for i, block in enumerate(self.down):
@@ -128,7 +128,7 @@ class TSDenoiser(nn.Module):
         """Predict the (mixed) noise of every time step."""
         if x.ndim != 3 or x.shape[2] != 2 * self.dim + 2:
             raise ValueError(f"expected (B, L, {2 * self.dim + 2}), got {tuple(x.shape)}")
-        temb = self.t_mlp(timestep_embedding(t, self.width))
+        temb = self.t_mlp(timestep_embedding(t, self.width).to(x.dtype))  # float64 nets take float64 times
         h = self.inp(x.transpose(1, 2))  # (B, W, L)
         for block in self.blocks:
             h = block(h, temb)

@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from iclr25.dynamical_diffusion.config import DATASETS, PRESETS, Config
+from iclr25.shared.fabric import ScaleOut
 from iclr25.shared.progress import is_quiet
 from iclr25.shared.results import Claim, Report, save_figure
-from iclr25.shared.run import Run, start_run
+from iclr25.shared.run import Run, is_follower, start_run
 
 SLUG = "dynamical-diffusion"
 __all__ = [
@@ -190,18 +191,32 @@ def run(
     wandb: str = "off",
     overwrite: bool = False,
     config: Config | None = None,
+    scale_out: ScaleOut | None = None,
 ) -> Report:
     """Run the exact checks and the DyDiff-vs-DPM benchmark of preset `scale`; write and return the Report.
 
     Seeds are independent (data, initial weights, batches and sampling noise all derive from the seed), so with
     `workers > 1` they run in parallel processes and give the same numbers as one after the other.
+    `scale_out` (`--devices`, `--resume auto`, ...): every model trains through Lightning Fabric with the global
+    batch split over the processes, and is checkpointed so that an interrupted run continues.
     """
+    if scale_out is not None and scale_out.resume not in (None, "auto"):
+        raise ValueError("reproduce trains many models: --resume takes 'auto' (continue the run in --out)")
     with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
+        SLUG,
+        scale,
+        PRESETS,
+        out=out,
+        seed=seed,
+        device=device,
+        wandb=wandb,
+        overwrite=overwrite,
+        config=config,
+        scale_out=scale_out,
     ) as run:
         metrics, throughput, figure_data = measure(run)
         config = run.config
-        figures = _figures(run.dir, config, figure_data, metrics["per_seed"])
+        figures = [] if is_follower() else _figures(run.dir, config, figure_data, metrics["per_seed"])
         notes = (
             "Sampled frames/s counts future frames of every ensemble member (DDIM "
             f"{config.ddim_steps} steps). The benchmark claims are reported, not gated: seed noise is larger "
@@ -223,9 +238,13 @@ def measure(run: Run) -> tuple[dict[str, Any], dict[str, float], dict[str, Any]]
 
     seeds = [seed + i for i in range(config.seeds)]
     logger = run.logger
+    scaled = run.scale_out.distributed or bool(run.scale_out.checkpoint_every or config.checkpoint_every)
+    scaled = scaled or run.scale_out.resume is not None
+    if scaled and config.workers > 1 and len(seeds) > 1:
+        raise ValueError("workers > 1 runs seeds in separate processes; with --devices/checkpoints use workers=1")
     if config.workers == 1 or len(seeds) == 1:
         results = [
-            _run_seed(config, s, str(dev), figures=i == 0, logger=logger)
+            _run_seed(config, s, str(dev), figures=i == 0, logger=logger, scale=_scale_out(run, config, s))
             for i, s in enumerate(run.progress(seeds, desc="seeds", unit="seed"))
         ]
     else:
@@ -257,11 +276,32 @@ def _run_seeds_in_processes(
     return results
 
 
-def _run_seed(config: Config, seed: int, device: str, figures: bool = False, logger: Any = None) -> dict[str, Any]:
+def _scale_out(run: Run, config: Config, seed: int) -> dict[str, Any]:
+    """`train`'s fabric and, per model, checkpointer/resume for one seed (none unless asked for)."""
+    options = run.scale_out
+    scale: dict[str, Any] = {}
+    if options.distributed:
+        scale["fabric"] = run.fabric
+    if options.checkpoint_every or config.checkpoint_every or options.resume:
+        scale["checkpointer"] = lambda name: run.checkpointer(every=config.checkpoint_every, name=f"seed{seed}-{name}")
+        scale["resume"] = options.resume
+    return scale
+
+
+def _run_seed(
+    config: Config,
+    seed: int,
+    device: str,
+    figures: bool = False,
+    logger: Any = None,
+    scale: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Train and sample every model variant on seed `seed`'s data; returns the seed's metrics, timings and curves.
 
     Everything random derives from `seed`, so the result does not depend on which process runs it. With `logger`
-    the training curves are logged live; otherwise they are returned for the caller to log.
+    the training curves are logged live; otherwise they are returned for the caller to log. `scale`: the fabric
+    (several processes train each model on shares of its batches; each samples the whole test set), and a
+    checkpointer per model name with the resume choice.
     """
     import torch
 
@@ -271,7 +311,9 @@ def _run_seed(config: Config, seed: int, device: str, figures: bool = False, log
     from iclr25.shared.device import configure_torch
 
     configure_torch(device, threads=config.threads)
-    dev = torch.device(device)
+    scale = dict(scale or {})
+    fabric = scale.get("fabric")
+    dev = fabric.device if fabric is not None else torch.device(device)
     train_np, test_np = make_data(config, seed, device)
     train_x = torch.from_numpy(train_np).to(dev)
     test_x = torch.from_numpy(test_np).to(dev)
@@ -300,6 +342,9 @@ def _run_seed(config: Config, seed: int, device: str, figures: bool = False, log
             log_every=LOG_EVERY,
             logger=logger,
             tag=tag,
+            fabric=fabric,
+            checkpointer=scale["checkpointer"](name) if "checkpointer" in scale else None,
+            resume=scale.get("resume"),
         )
         curves[tag] = stats.losses
         timing["train_steps"] += stats.steps
@@ -320,7 +365,7 @@ def _run_seed(config: Config, seed: int, device: str, figures: bool = False, log
             figure_data[name] = samples[:, :4].cpu().numpy()
         if logger is not None:
             logger.log({f"{tag}crps": metrics["crps"], f"{tag}ens_mse": metrics["ens_mse"]})
-        if not is_quiet():
+        if not is_quiet() and not is_follower():
             print(
                 f"seed {seed} {name}: {stats.steps} steps in {stats.seconds:.0f} s, final loss {stats.final_loss:.4f}, "
                 f"CRPS {metrics['crps']:.4f}",

@@ -46,35 +46,80 @@ def train(
     log_every: int = 100,
     logger: Any = None,
     tag: str = "",
+    *,
+    fabric: Any = None,
+    checkpointer: Any = None,
+    resume: str | None = None,
 ) -> TrainStats:
-    """Train `model` on sequences `data` (N, S, C, *sp) already on the model's device; returns timing and losses."""
+    """Train `model` on sequences `data` (N, S, C, *sp) already on the model's device; returns timing and losses.
+
+    With `fabric` (several processes, `iclr25.shared.fabric`), every process draws the same global batch of
+    `batch_size` sequences, timesteps and noise, and trains on its own equal share; the averaged gradients equal
+    one process's on the whole batch. With `checkpointer`, the network, the optimiser, the step, the generators and
+    the loss curve are saved every `checkpointer.every` steps and at the end; `resume` ("auto" or a checkpoint
+    file) continues from one, ending with the same weights as an uninterrupted run.
+    """
     if steps < 1 or batch_size < 1:
         raise ValueError(f"steps and batch_size must be >= 1, got {steps}, {batch_size}")
+    rank, world = (fabric.global_rank, fabric.world_size) if fabric is not None else (0, 1)
+    if batch_size % world:
+        raise ValueError(f"batch_size {batch_size} must be a multiple of the {world} processes")
+    share = batch_size // world
+    part = slice(rank * share, (rank + 1) * share) if world > 1 else None
     device = data.device
-    opt = torch.optim.AdamW(model.net.parameters(), lr=lr, weight_decay=weight_decay)
+    net = model.net
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
+    if fabric is not None:
+        wrapped, opt = fabric.setup(net, opt)
+        model.net = wrapped  # the loss runs through the wrapper, so gradients are averaged over processes
     gen = torch.Generator(device=device).manual_seed(seed)
     idx_gen = torch.Generator().manual_seed(seed)
+    state: dict[str, Any] = {"model": model.net, "optimizer": opt, "step": 0, "losses": [], "running": 0.0}
+    if checkpointer is not None:
+        state.update(gen=gen.get_state(), idx_gen=idx_gen.get_state())
+        checkpointer.resume(resume, state, fabric)
+        gen.set_state(state["gen"])
+        idx_gen.set_state(state["idx_gen"])
+    first, losses, running = int(state["step"]), list(state["losses"]), float(state["running"])
     model.train()
-    losses, running = [], 0.0
     synchronize(device.type)
     start = time.perf_counter()
-    for step in progress(range(1, steps + 1), desc=f"train {tag}".rstrip("/ "), unit="step"):
-        idx = torch.randint(0, data.shape[0], (batch_size,), generator=idx_gen)
-        loss = model.loss(data[idx.to(device)], generator=gen)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        running += loss.item()
-        if step % log_every == 0 or step == steps:
-            n = log_every if step % log_every == 0 else step % log_every
-            losses.append(running / n)
-            if logger is not None:
-                logger.log({f"{tag}loss": running / n}, step=step)
-            running = 0.0
+    try:
+        for step in progress(range(first + 1, steps + 1), desc=f"train {tag}".rstrip("/ "), unit="step"):
+            idx = torch.randint(0, data.shape[0], (batch_size,), generator=idx_gen)
+            loss = model.loss(data[idx.to(device)], generator=gen, part=part)
+            opt.zero_grad(set_to_none=True)
+            if fabric is not None:
+                fabric.backward(loss)
+            else:
+                loss.backward()
+            opt.step()
+            running += loss.item()
+            if step % log_every == 0 or step == steps:
+                n = log_every if step % log_every == 0 else step % log_every
+                mean = running / n if fabric is None else _mean_over_processes(fabric, running / n)
+                losses.append(mean)
+                if logger is not None:
+                    logger.log({f"{tag}loss": mean}, step=step)
+                running = 0.0
+            if checkpointer is not None:
+                state.update(step=step, losses=losses, running=running, gen=gen.get_state())
+                state["idx_gen"] = idx_gen.get_state()
+                if checkpointer.maybe_save(state, fabric) is None and step == steps:
+                    checkpointer.save(state, fabric)  # the end, so a resumed run goes straight to sampling
+    finally:
+        model.net = net
     synchronize(device.type)
     seconds = time.perf_counter() - start
     model.eval()
-    return TrainStats(steps=steps, seconds=seconds, final_loss=losses[-1], losses=losses)
+    trained = steps - first  # fewer than `steps` when resumed
+    return TrainStats(steps=trained, seconds=seconds, final_loss=losses[-1], losses=losses)
+
+
+def _mean_over_processes(fabric: Any, value: float) -> float:
+    from iclr25.shared.fabric import all_reduce_mean
+
+    return all_reduce_mean(fabric, value)
 
 
 def sample_batched(
