@@ -35,15 +35,29 @@ def _sample_motif(consensus: np.ndarray, p: float, rng: np.random.Generator) -> 
     return np.where(rng.random(consensus.shape) < p, consensus, other).astype(np.uint8)
 
 
-def _place(rng: np.random.Generator, n: int, length: int, width: int, gap: int, forbid: tuple[int, int]) -> np.ndarray:
-    """Starts of n non-overlapping intervals of `width` at least `gap` apart, outside [forbid), by rejection."""
-    lo, hi = forbid
-    allowed = np.array([s for s in range(0, length - width) if s + width + gap // 2 <= lo or s >= hi + gap // 2])
-    for _ in range(10_000):
-        starts = np.sort(rng.choice(allowed, size=n, replace=False))
-        if n < 2 or np.min(np.diff(starts)) >= width + gap:
-            return starts
-    raise ValueError(f"cannot place {n} sites of width {width} at least {gap} bp apart in {length} bp")
+def _allowed_starts(length: int, width: int, gap: int, forbid: tuple[int, int]) -> np.ndarray:
+    """Starts of a `width` interval that keep gap/2 away from the promoter window [forbid)."""
+    s = np.arange(0, length - width)
+    return s[(s + width + gap // 2 <= forbid[0]) | (s >= forbid[1] + gap // 2)]
+
+
+def _place(rng: np.random.Generator, n: int, allowed: np.ndarray, width: int, gap: int) -> np.ndarray:
+    """Starts of n non-overlapping intervals of `width` at least `gap` apart, drawn one by one from `allowed` (each
+    uniformly among the starts still free)."""
+    for _ in range(100):
+        free = np.zeros(int(allowed.max()) + 1, dtype=bool)
+        free[allowed] = True
+        starts: list[int] = []
+        while len(starts) < n:
+            candidates = np.flatnonzero(free)
+            if candidates.size == 0:
+                break
+            s = int(candidates[rng.integers(candidates.size)])
+            starts.append(s)
+            free[max(s - width - gap + 1, 0) : s + width + gap] = False
+        if len(starts) == n:
+            return np.sort(np.array(starts))
+    raise ValueError(f"cannot place {n} sites of width {width} at least {gap} bp apart: use a longer window")
 
 
 def generate_planted_dataset(
@@ -95,12 +109,13 @@ def generate_planted_dataset(
     true_mask = np.zeros((n, length), dtype=bool)
     bump_mask = np.zeros((n, length), dtype=bool)
     y = np.zeros(n)
+    allowed = _allowed_starts(length, motif_len, min_gap, (c0, c0 + center_len))
     for g in range(n):
         n_prom = int(rng.integers(0, 3))  # 0-2 promoter motifs
         slots = rng.choice(np.arange(c0, c0 + center_len - motif_len + 1, motif_len + 2), size=n_prom, replace=False)
         for s in slots:
             seq[g, s : s + motif_len] = _sample_motif(motifs[rng.integers(n_motifs)], consensus_p, rng)
-        starts = _place(rng, n_sites + n_decoys, length, motif_len, min_gap, (c0, c0 + center_len))
+        starts = _place(rng, n_sites + n_decoys, allowed, motif_len, min_gap)
         rng.shuffle(starts)
         value = promoter_effect * n_prom
         for j, s in enumerate(starts):
@@ -116,10 +131,10 @@ def generate_planted_dataset(
             if accessible:
                 width = rng.uniform(60, 150)
                 sigma = width / 2
-                bump = np.exp(-((pos - mid) ** 2) / (2 * sigma**2))
+                lo, hi = max(int(mid - 5 * sigma), 0), min(int(mid + 5 * sigma) + 1, length)  # exp(-12.5) ~ 4e-6
+                bump = np.exp(-((pos[lo:hi] - mid) ** 2) / (2 * sigma**2))
                 heights = rng.gamma(4.0, 0.5, size=2)
-                signals[g, :, 0] += (heights[0] * bump).astype(np.float32)
-                signals[g, :, 1] += (heights[1] * bump).astype(np.float32)
+                signals[g, lo:hi, :2] += (bump[:, None] * heights[None, :]).astype(np.float32)
                 if not decoy:
                     bump_mask[g, np.abs(pos - mid) <= width / 2] = True
         y[g] = value + rng.normal(0.0, noise)

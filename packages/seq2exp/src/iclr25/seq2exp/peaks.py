@@ -16,23 +16,23 @@ from scipy.special import gammainc
 
 
 def _window_mean(s: np.ndarray, w: int) -> np.ndarray:
-    """Mean of s over a centred window of w bases, truncated at the ends (divides by the bases inside)."""
-    c = np.concatenate([[0.0], np.cumsum(s, dtype=np.float64)])
-    n = len(s)
+    """Mean of s over a centred window of w bases along the last axis, truncated at the ends."""
+    c = np.concatenate([np.zeros((*s.shape[:-1], 1)), np.cumsum(s, axis=-1, dtype=np.float64)], axis=-1)
+    n = s.shape[-1]
     lo = np.clip(np.arange(n) - w // 2, 0, n)
     hi = np.clip(np.arange(n) - w // 2 + w, 0, n)
-    return (c[hi] - c[lo]) / np.maximum(hi - lo, 1)
+    return (c[..., hi] - c[..., lo]) / np.maximum(hi - lo, 1)
 
 
 def bh_qvalues(p: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg q-values of a flat array of p-values."""
-    p = np.asarray(p, dtype=np.float64).ravel()
-    n = p.size
-    order = np.argsort(p)
-    ranked = p[order] * n / np.arange(1, n + 1)
-    q_sorted = np.minimum.accumulate(ranked[::-1])[::-1]
-    q = np.empty(n)
-    q[order] = np.minimum(q_sorted, 1.0)
+    """Benjamini-Hochberg q-values along the last axis (each row its own family)."""
+    p = np.asarray(p, dtype=np.float64)
+    n = p.shape[-1]
+    order = np.argsort(p, axis=-1)
+    ranked = np.take_along_axis(p, order, -1) * n / np.arange(1, n + 1)
+    q_sorted = np.minimum.accumulate(ranked[..., ::-1], axis=-1)[..., ::-1]
+    q = np.empty_like(p)
+    np.put_along_axis(q, order, np.minimum(q_sorted, 1.0), -1)
     return q
 
 
@@ -57,17 +57,18 @@ def call_peaks_macs_style(
 
     count_scale defaults to d (window sums; with 1 the caller finds none of the planted boxes of spec §9.5),
     max_gap and min_len to d. lambda_bg defaults to the track's mean (pass a genome-wide value for real data).
+    A 2-D array is called row by row (each row its own region and BH family); peaks are then (row, start, end, score).
     """
     s = np.nan_to_num(np.asarray(track, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
-    if s.ndim != 1 or s.size == 0:
-        raise ValueError(f"track must be a non-empty 1-D array, got shape {s.shape}")
+    if s.ndim not in (1, 2) or s.size == 0:
+        raise ValueError(f"track must be a non-empty 1-D (or 2-D, one region a row) array, got shape {s.shape}")
     if d < 1 or not 0 < qvalue <= 1:
         raise ValueError(f"need d >= 1 and 0 < qvalue <= 1, got d={d}, qvalue={qvalue}")
     scale = float(d if count_scale is None else count_scale)
     max_gap = d if max_gap is None else max_gap
     min_len = d if min_len is None else min_len
-    bg = float(s.mean()) if lambda_bg is None else float(lambda_bg)
-    local = np.full(s.shape, bg)
+    bg = s.mean(-1, keepdims=True) if lambda_bg is None else np.full((*s.shape[:-1], 1), float(lambda_bg))
+    local = np.broadcast_to(bg, s.shape)
     for w in windows:
         local = np.maximum(local, _window_mean(s, w))
     pileup = _window_mean(s, d)
@@ -75,14 +76,28 @@ def call_peaks_macs_style(
     p = np.where(k > 0, gammainc(np.maximum(k, 1e-12), lam), 1.0)  # P(X >= k | Lambda), continuous k
     q = bh_qvalues(p)
     called = q < qvalue
+    neglog = -np.log10(np.maximum(q, 1e-300))
+    if s.ndim == 2:
+        masks, all_peaks = [], []
+        for i in range(s.shape[0]):
+            m, pk = _merge(called[i], neglog[i], max_gap, min_len)
+            masks.append(m)
+            all_peaks += [(i, *p) for p in pk]
+        return np.stack(masks), all_peaks  # type: ignore[return-value]
+    return _merge(called, neglog, max_gap, min_len)
+
+
+def _merge(
+    called: np.ndarray, neglog: np.ndarray, max_gap: int, min_len: int
+) -> tuple[np.ndarray, list[tuple[int, int, float]]]:
+    """Merge runs of called bases closer than max_gap, drop those shorter than min_len."""
     merged = called.copy()
     spans = runs(called)
     for (_, e0), (s1, _) in itertools.pairwise(spans):
         if s1 - e0 <= max_gap:
             merged[e0:s1] = True
-    mask = np.zeros(s.shape, dtype=np.uint8)
+    mask = np.zeros(called.shape, dtype=np.uint8)
     peaks = []
-    neglog = -np.log10(np.maximum(q, 1e-300))
     for a, b in runs(merged):
         if b - a >= min_len:
             mask[a:b] = 1

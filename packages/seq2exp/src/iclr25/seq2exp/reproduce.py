@@ -40,9 +40,7 @@ def macs_masks(dnase: np.ndarray, cfg: Config) -> np.ndarray:
     from iclr25.seq2exp.peaks import call_peaks_macs_style
 
     scale = cfg.count_scale or None
-    return np.stack(
-        [call_peaks_macs_style(t, d=cfg.peak_d, qvalue=cfg.qvalue, count_scale=scale)[0] for t in dnase]
-    ).astype(np.uint8)
+    return call_peaks_macs_style(dnase, d=cfg.peak_d, qvalue=cfg.qvalue, count_scale=scale)[0].astype(np.uint8)
 
 
 def caller_check(cfg: Config, seed: int) -> dict[str, float]:
@@ -67,6 +65,44 @@ def caller_check(cfg: Config, seed: int) -> dict[str, float]:
         "background_called": float(mask[~box].mean()),
         "lower_q_subset": bool(np.all(strict <= mask)),
     }
+
+
+def _worker(job: tuple[str, Config, dict[str, np.ndarray], np.ndarray | None, int]) -> dict[str, Any]:
+    """Train and test one model in a worker process (one thread); the model comes back as its state dict."""
+    import torch
+
+    torch.set_num_threads(1)
+    name, cfg, data, fixed, seed = job
+    res = train_and_test(name, cfg, data, fixed, seed, "cpu")
+    res["_state"] = {k: v.detach().cpu() for k, v in res.pop("_model").state_dict().items()}
+    return res
+
+
+def _parallel(
+    names: list[str], cfg: Config, data: dict[str, np.ndarray], macs: np.ndarray, seed: int, run: Run
+) -> dict[str, dict[str, Any]]:
+    """Train the models of one seed in `cfg.workers` processes (independent runs; CPU only)."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    from iclr25.seq2exp.training import build_model
+
+    jobs = [(n, cfg, data, macs if n == "macs-mask" else None, seed) for n in names]
+    out: dict[str, dict[str, Any]] = {}
+    with ProcessPoolExecutor(min(cfg.workers, len(jobs)), mp_context=mp.get_context("spawn")) as pool:
+        for name, res in run.progress(
+            zip(names, pool.map(_worker, jobs), strict=True), total=len(jobs), desc=f"seed {seed} models", unit="model"
+        ):
+            model = build_model(name, model_config(cfg, name))
+            model.load_state_dict(res.pop("_state"))
+            res["_model"] = model
+            for row in res.get("history", []):
+                run.logger.log({f"seed{seed}/{name}/{k}": v for k, v in row.items()}, step=row["epoch"])
+            out[name] = res
+    for res in out.values():
+        if res is not out.get("seq2exp-soft"):
+            res.pop("_model", None)
+    return out
 
 
 def retrain_mask(model: Any, data: dict[str, np.ndarray], cfg: Config, device: str) -> np.ndarray:
@@ -130,13 +166,24 @@ def measure(cfg: Config, run: Run) -> dict[str, Any]:
             "models": {},
         }
         soft_model = None
-        for name in [m for m in cfg.models if m != "seq2exp-retrain"]:
-            fixed = macs if name == "macs-mask" else None
-            res = _train_eval(name, cfg, data, fixed, seed, run)
-            model = res.pop("_model")
-            soft_model = model if name == "seq2exp-soft" else soft_model
-            row["models"][name] = res
-        if "seq2exp-retrain" in cfg.models:
+        learn = seed < run.seed + cfg.learn_seeds
+        if cfg.learn_genes:
+            data = {
+                k: v[: cfg.learn_genes] if getattr(v, "shape", ())[:1] == (cfg.n_genes,) else v for k, v in data.items()
+            }
+            macs = macs[: cfg.learn_genes]
+        names = [m for m in cfg.models if m != "seq2exp-retrain" and learn]
+        if cfg.workers > 1 and len(names) > 1:
+            row["models"].update(_parallel(names, cfg, data, macs, seed, run))
+            soft_model = row["models"].get("seq2exp-soft", {}).pop("_model", None)
+        else:
+            for name in names:
+                fixed = macs if name == "macs-mask" else None
+                res = _train_eval(name, cfg, data, fixed, seed, run)
+                model = res.pop("_model")
+                soft_model = model if name == "seq2exp-soft" else soft_model
+                row["models"][name] = res
+        if "seq2exp-retrain" in cfg.models and learn:
             if soft_model is None:
                 raise ValueError("seq2exp-retrain needs seq2exp-soft in models (it keeps the top of its E[m])")
             top = retrain_mask(soft_model, data, cfg, run.device)

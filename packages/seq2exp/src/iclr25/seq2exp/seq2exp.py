@@ -156,13 +156,11 @@ class Seq2Exp(nn.Module):
         """rsample in training, E[m] at evaluation; hard: straight-through 1[m >= t]; then blacklist -> 0 and the
         promoter window -> 1 (after sampling, so the KL still covers it)."""
         mean = alpha / (alpha + beta)
-        if self.training:
-            m = torch.distributions.Beta(alpha, beta).rsample()  # implicit reparameterisation gradients
-        else:
-            m = mean
+        # training: reparameterised sample (implicit gradients); evaluation: the mean
+        m = torch.distributions.Beta(alpha, beta).rsample() if self.training else mean
         if self.hard:
             m_hard = (m >= self.config.threshold).to(m.dtype)
-            m = m_hard + m - m.detach()  # forward value m_hard, gradient of the soft m
+            m = m_hard + (m - m.detach())  # forward value exactly m_hard, gradient of the soft m
         keep = torch.ones_like(m)
         if blacklist is not None:
             keep = keep * (~blacklist.bool()).to(m.dtype)

@@ -243,7 +243,10 @@ def train_and_test(
     out = predict(model, parts[2], device=device, keep_mask=True)
     result: dict[str, Any] = regression_metrics(out["y_hat"], parts[2].y.numpy())
     result.update(
-        train_s=time.perf_counter() - t0, bases_per_s=fitted["bases_per_s"], best_val_mse=fitted["best_val_mse"]
+        train_s=time.perf_counter() - t0,
+        bases_per_s=fitted["bases_per_s"],
+        best_val_mse=fitted["best_val_mse"],
+        history=fitted["history"],
     )
     if "mean" in out:
         excl = np.broadcast_to(promoter_exclusion(cfg.length, cfg.center_len), out["mean"].shape)
