@@ -164,6 +164,7 @@ class ComplexSet:
 
     def subset(self, idx: np.ndarray) -> ComplexSet:
         """The complexes at `idx`."""
+        idx = np.asarray(idx, dtype=int)
         return ComplexSet(
             self.pockets,
             self.pocket_index[idx],

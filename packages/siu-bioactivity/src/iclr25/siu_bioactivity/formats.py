@@ -201,6 +201,11 @@ def _load_pickle_bytes(data: bytes, source: str, allowed: frozenset[tuple[str, s
     return restricted_pickle_load(buf, allowed, encoding="latin1", what=what)
 
 
+def _key_order(key: bytes) -> tuple[int, bytes]:
+    """Keys `str(i)` in numeric order (LMDB sorts bytes: "10" before "2")."""
+    return (int(key), b"") if key.isdigit() else (1 << 62, key)
+
+
 def read_unimol_lmdb(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
     """Records of a Uni-Mol-format single-file LMDB (`subdir=False`, keys `str(i)`, values pickled dicts)."""
     path = Path(path)
@@ -209,15 +214,15 @@ def read_unimol_lmdb(path: str | Path, limit: int | None = None) -> list[dict[st
     out: list[dict[str, Any]] = []
     try:
         with env.begin() as txn:
-            for key, value in txn.cursor():
+            keys = sorted((bytes(k) for k in txn.cursor().iternext(values=False)), key=_key_order)
+            for key in keys[:limit]:
+                value = txn.get(key)
                 rec = _load_pickle_bytes(
                     bytes(value), f"{path} (key {key.decode(errors='replace')})", RECORD_GLOBALS, what
                 )
                 if not isinstance(rec, dict):
                     raise UnsafeFileError(f"{path} is not a {what}: entry {key!r} holds a {type(rec).__name__}")
                 out.append(rec)
-                if limit is not None and len(out) >= limit:
-                    break
     finally:
         env.close()
     return out

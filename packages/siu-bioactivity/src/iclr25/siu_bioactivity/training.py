@@ -151,7 +151,7 @@ def train_network(
             opt.step()
             sched.step()
             seen += len(idx)
-            last = float(loss)
+            last = loss.item()
     return {"final_loss": last, "train_samples_per_s": seen / (time.perf_counter() - t0)}
 
 
