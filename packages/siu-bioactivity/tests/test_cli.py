@@ -80,7 +80,11 @@ def test_train_generated_pocket_only_is_nan(here, capsys):
 
 def test_vote(here, capsys):
     x = np.random.default_rng(0).normal(size=(10, 3))
-    poses = {"glide": x.tolist(), "gold": (x + [1.0, 0, 0]).tolist(), "vina": (x + [6.0, 0, 0]).tolist()}
+    poses = {
+        "glide": x.tolist(),
+        "gold": (x + np.array([1.0, 0, 0])).tolist(),
+        "vina": (x + np.array([6.0, 0, 0])).tolist(),
+    }
     (here / "poses.json").write_text(json.dumps([poses, {"a": x.tolist(), "b": None}]))
     assert main(["vote", "--poses", "poses.json"]) == 0
     res = json.loads(capsys.readouterr().out)

@@ -152,7 +152,7 @@ def test_malicious_lmdb_value_is_refused(tmp_path):
     with env.begin(write=True) as txn:
         txn.put(b"0", pickle.dumps({"atoms": _Payload(marker)}))
     env.close()
-    with pytest.raises(UnsafeFileError, match="posix.system|os.system|refused"):
+    with pytest.raises(UnsafeFileError, match=r"posix.system|os.system|refused"):
         read_unimol_lmdb(tmp_path / "evil.lmdb")
     assert not marker.exists()
     # Atom3D: gzip(pickle) entry
@@ -182,7 +182,7 @@ def test_dataframes_only_in_atom3d(tmp_path):
 
 def test_not_an_lmdb(tmp_path):
     (tmp_path / "x.lmdb").write_text("hello")
-    with pytest.raises(UnsafeFileError, match="x.lmdb"):
+    with pytest.raises(UnsafeFileError, match=r"x\.lmdb"):
         read_unimol_lmdb(tmp_path / "x.lmdb")
-    with pytest.raises(UnsafeFileError, match="does not exist"):
+    with pytest.raises(UnsafeFileError, match=r"does not exist"):
         read_unimol_lmdb(tmp_path / "missing.lmdb")

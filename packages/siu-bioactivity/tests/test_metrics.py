@@ -43,7 +43,7 @@ def test_equals_bruteforce_scipy(method, seed):
 def test_min_size_and_empty():
     assert np.isnan(per_pocket_correlation([1.0, 2.0], [1.0, 3.0], ["a", "b"]))
     assert per_pocket_correlation([1.0, 2.0, 0.0], [1.0, 3.0, 5.0], ["a", "a", "b"]) == pytest.approx(1.0)
-    names, vals, sizes = per_pocket_values([1, 2, 3, 4], [1, 2, 4, 3], ["x", "x", "y", "y"], min_size=3)
+    _, vals, _ = per_pocket_values([1, 2, 3, 4], [1, 2, 4, 3], ["x", "x", "y", "y"], min_size=3)
     assert len(vals) == 0
 
 

@@ -50,7 +50,7 @@ def _rotated(b):
 
 def test_dual_encoder_shapes_invariance_and_pocket_only():
     torch.manual_seed(0)
-    recs, mol, pkt, b = _batch()
+    _, mol, pkt, b = _batch()
     net = DualEncoder(len(mol), len(pkt), dim=16, layers=2, heads=2).eval()
     y = net(b)
     assert y.shape == (6, 5) and torch.isfinite(y).all()
