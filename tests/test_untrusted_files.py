@@ -125,6 +125,14 @@ LOADS: dict[str, list[Load]] = {
             also=("y_train.npy", "X_val.npy", "y_val.npy", "X_test.npy", "y_test.npy"),
         ),
     ],
+    "seq2exp": [
+        Load(("eval", "--model", "{file}"), "checkpoint"),
+        Load(("eval", "--model", "{file}"), "pickle", name="model.pt"),
+        Load(("mask", "--model", "{file}", "--out", "{out}.bed"), "checkpoint"),
+        Load(("train", "--data", "{file}", "--out", "{out}"), "npz"),
+        Load(("call-peaks", "--bigwig", "{file}", "--out", "{out}.bed"), "npy"),
+        Load(("call-peaks", "--bigwig", "{file}", "--out", "{out}.bed"), "pickle", name="track.bedGraph"),
+    ],
     "sa-gfn": [
         Load(("eval", "{dir}"), "pickle", name="results.json"),
         Load(("reproduce", "--config", "{file}", "--out", "{out}"), "yaml"),
@@ -147,7 +155,6 @@ NO_USER_FILES: set[str] = set()
 PENDING: set[str] = {
     "icl-emergence",
     "probe-pruning",
-    "seq2exp",
     "tsc-net",
 }
 
