@@ -196,3 +196,17 @@ def test_curve_input_checks(small_pool):
         metrics.get_loss("hinge")
     with pytest.raises(ValueError, match="sum to 1"):
         metrics.check_probs(probs * 2, y)
+
+
+def test_heldout_best_member_removes_the_selection_bias():
+    """Identical-in-law members: the in-sample best beats the ensemble's member-level loss by selection alone,
+    the held-out best does not; an ensemble of one member repeated gains nothing."""
+    rng = np.random.default_rng(4)
+    M, N = 32, 400
+    y = np.zeros(N, dtype=int)
+    s = np.clip(rng.normal(0.8, 0.05, size=(M, N)), 0, 1)  # pure noise around one mean: no member is better
+    probs = np.stack([s, 1 - s], -1)
+    held = A.heldout_best_member(probs, y, "brier_true", n_splits=30)
+    assert held["mean_gain"] > 0 and held["win_rate"] == 1.0
+    same = A.heldout_best_member(np.repeat(probs[:1], 4, 0), y, "brier_true", n_splits=5)
+    assert same["mean_gain"] == pytest.approx(0.0, abs=1e-15)
