@@ -1,0 +1,166 @@
+"""Command line of the TSC-Net package: `iclr25-tsc-net {reproduce,simulate,train,predict,eval}`.
+
+Standard-library imports only at module level, so that `--help` answers instantly and bad input is refused before
+torch loads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from iclr25.shared.cli import (
+    CliError,
+    add_config_args,
+    add_run_args,
+    check_verb_flags,
+    config_from_args,
+    guarded,
+    make_parser,
+    reproduce_command,
+)
+from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
+
+PROG = "iclr25-tsc-net"
+SLUG = "tsc-net"
+SCALES = ("ci", "quick", "benchmark", "full")
+CONFIG_FLAGS = ("train_scenes", "test_scenes", "arch", "goal_cells", "goal_cell_px", "step_cell_px", "d_model",
+                "heads", "layers", "latent", "train_steps", "lr", "augment", "threads")  # fmt: skip
+
+
+def _common(p: argparse.ArgumentParser, out_help: str) -> None:
+    p.add_argument("--out", type=Path, help=out_help)
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--device", choices=DEVICES, default="auto")
+    p.add_argument("--wandb", choices=WANDB_MODES, default="off")
+    p.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `iclr25-tsc-net` argument parser."""
+    from iclr25.tsc_net.config import PRESETS
+
+    parser = make_parser(PROG, "TSC-Net (ICLR 2025): reproduce the claims, simulate scenes, train, predict, evaluate.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("reproduce", help="run the ci/quick/benchmark/full reproduction and print the claims table")
+    add_run_args(rep, scales=SCALES)
+    sim = sub.add_parser("simulate", help="write simulated scenes as Y-Net pickles + mask PNGs (+ exits.json)")
+    sim.add_argument("--train-scenes", type=int, default=40)
+    sim.add_argument("--test-scenes", type=int, default=10)
+    _common(sim, "folder for train.pkl, test.pkl, <scene>_mask.png (default: runs/tsc-net/simulate-...)")
+    tr = sub.add_parser("train", help="train TSC-Net (or a learned baseline) on a Y-Net folder or on simulated data")
+    tr.add_argument("--data", required=True, help="'sim' (simulate now) or a folder holding train.pkl + masks")
+    tr.add_argument("--model", choices=("tsc", "blind", "goalreg"), default="tsc", help="variant (default: tsc)")
+    tr.add_argument("--scale", choices=("quick", "full"), default="quick", help="preset for the defaults")
+    _common(tr, "run folder for model.pt (default: runs/tsc-net/train-...)")
+    add_config_args(tr, PRESETS["quick"], exclude=[f for f in PRESETS["quick"].__dataclass_fields__ if f not in CONFIG_FLAGS])  # fmt: skip
+    for name, helptext in (("predict", "sample K trajectories per pedestrian and plot them over the scene"),
+                           ("eval", "minADE/minFDE/goal-FDE/violations of a trained model, per subset")):  # fmt: skip
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("--model", required=True, type=Path, help="model.pt written by `train`")
+        p.add_argument("--data", required=True, type=Path, help="folder holding <split>.pkl + masks")
+        p.add_argument("--split", default="test", help="pickle name inside --data (default: test)")
+        p.add_argument("--k", type=int, default=20, help="samples: 5 CVAE draws x k/5 cells (default: 20)")
+        p.add_argument("--max-peds", type=int, default=240, help="evaluate the first whole clips up to this many")
+        _common(p, "run folder for the outputs" + (" (default: runs/tsc-net/predict-...)" if name == "predict" else ""))
+    return parser
+
+
+@guarded(PROG)
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `iclr25-tsc-net`."""
+    args = build_parser().parse_args(argv)
+    if args.command == "reproduce":
+        from iclr25.tsc_net.config import PRESETS
+
+        return reproduce_command(SLUG, args, "iclr25.tsc_net.reproduce:run", PRESETS)
+    return {"simulate": _simulate, "train": _train, "predict": _predict, "eval": _eval}[args.command](args)
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    for name in ("train_scenes", "test_scenes"):
+        if getattr(args, name) < 1:
+            raise CliError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    out = check_verb_flags(args, SLUG, "simulate", "sim")
+    from iclr25.tsc_net.data import simulate_scenes, write_ynet
+
+    with open_run_folder(out, args.overwrite, paper=SLUG, command="simulate") as folder:
+        for name, n, seed in (("train", args.train_scenes, args.seed), ("test", args.test_scenes, args.seed + 10_000)):
+            df, masks, exits = simulate_scenes(n, seed, prefix=name)
+            write_ynet(folder, name, df, masks, exits)
+            print(f"{name}: {df['metaId'].nunique()} trajectories in {n} scenes")
+    print(f"written to {out}")
+    return 0
+
+
+def _check_k(k: int) -> None:
+    if k < 5 or k % 5:
+        raise CliError(f"--k must be a positive multiple of 5 (5 CVAE draws x k/5 cells), got {k}")
+
+
+def _train(args: argparse.Namespace) -> int:
+    from iclr25.tsc_net.config import PRESETS
+
+    cfg = config_from_args(args, PRESETS[args.scale])
+    data = None if args.data == "sim" else Path(args.data)
+    if data is not None and not (data / "train.pkl").is_file():
+        raise CliError(f"{data} holds no train.pkl (a Y-Net folder, or pass --data sim)")
+    out = check_verb_flags(args, SLUG, "train", args.model)
+    from iclr25.tsc_net.workflows import train_command
+
+    with open_run_folder(out, args.overwrite, paper=SLUG, command="train") as folder:
+        summary = train_command(cfg, args.model, data, folder, args.seed, args.device)
+    print(json.dumps(summary, indent=1))
+    print(f"model written to {out / 'model.pt'}")
+    return 0
+
+
+def _load_inputs(args: argparse.Namespace):
+    _check_k(args.k)
+    if args.max_peds < 1:
+        raise CliError(f"--max-peds must be >= 1, got {args.max_peds}")
+    from iclr25.tsc_net.workflows import load_model
+
+    model = load_model(args.model)
+    if not (args.data / f"{args.split}.pkl").is_file():
+        raise CliError(f"{args.data} holds no {args.split}.pkl")
+    return model
+
+
+def _predict(args: argparse.Namespace) -> int:
+    out = check_verb_flags(args, SLUG, "predict", args.split)
+    model = _load_inputs(args)
+    from iclr25.tsc_net.workflows import predict_command
+
+    with open_run_folder(out, args.overwrite, paper=SLUG, command="predict") as folder:
+        summary = predict_command(model, args.data, args.split, args.k, args.max_peds, args.seed, folder)
+    print(json.dumps(summary, indent=1))
+    print(f"predictions written to {out}")
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    if args.out is not None:
+        check_verb_flags(args, SLUG, "eval", args.split)
+    model = _load_inputs(args)
+    from iclr25.tsc_net.workflows import eval_command
+
+    result = eval_command(model, args.data, args.split, args.k, args.max_peds, args.seed)
+    if args.out is not None:
+        from iclr25.shared.results import atomic_write_json
+
+        with open_run_folder(args.out, args.overwrite, paper=SLUG, command="eval") as folder:
+            atomic_write_json(folder / "metrics.json", result)
+    for subset, row in result.items():
+        print(
+            f"{subset:10s} " + "  ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items())
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""What the `train`, `predict` and `eval` verbs do (library functions; the CLI only parses)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from iclr25.shared.safeload import UnsafeFileError, load_checkpoint
+from iclr25.tsc_net.data import build_clips, load_dataset, simulate_scenes
+from iclr25.tsc_net.metrics import summarize
+from iclr25.tsc_net.model import TSCConfig, TSCNet
+from iclr25.tsc_net.training import AugmentedScenes, build_model, predict_clips, train_model
+
+
+def train_command(cfg: Any, kind: str, data: Path | None, folder: Path, seed: int, device: str) -> dict:
+    """Train variant `kind` on `data` (a Y-Net folder) or on freshly simulated scenes; save `model.pt`."""
+    from iclr25.tsc_net.reproduce import arch_config
+
+    torch.set_num_threads(max(1, cfg.threads))
+    if data is None:
+        df, masks, _ = simulate_scenes(cfg.train_scenes, seed, max_clips=cfg.clips_per_scene)
+        clips = build_clips(df)
+        mask_list = [masks[s] for s in clips.scene_ids]
+    else:
+        clips, mask_list, _ = load_dataset(data, "train")
+    arch = arch_config(cfg)
+    torch.manual_seed(seed)
+    model = build_model(kind, arch)
+    scenes = AugmentedScenes(mask_list, arch.n_classes, arch.map_scale, cfg.augment)
+    info = train_model(model, clips, scenes, cfg.train_steps, cfg.lr, seed, cfg.batch_peds, cfg.batch_cap)
+    torch.save({"state_dict": model.state_dict(), "arch": dataclasses.asdict(model.cfg)}, folder / "model.pt")
+    return {"model": kind, "train_peds": len(clips), **info}
+
+
+def load_model(path: Path) -> TSCNet:
+    """A model written by `train` (weights-only load; the architecture dict is validated against TSCConfig)."""
+    ckpt = load_checkpoint(path, required_keys=("state_dict", "arch"), what="TSC-Net model.pt written by `train`")
+    arch = ckpt["arch"]
+    names = {f.name for f in dataclasses.fields(TSCConfig)}
+    if not isinstance(arch, dict) or set(arch) - names:
+        raise UnsafeFileError(f"{path} is not a TSC-Net model.pt: unknown architecture fields")
+    try:
+        model = TSCNet(TSCConfig(**arch))
+        model.load_state_dict(ckpt["state_dict"])
+    except (TypeError, RuntimeError, ValueError) as e:
+        raise UnsafeFileError(
+            f"{path} does not match the TSC-Net architecture it names ({str(e).splitlines()[0]})"
+        ) from e
+    return model.eval()
+
+
+def _data(model: TSCNet, folder: Path, split: str, max_peds: int):
+    from iclr25.tsc_net.reproduce import cap_clips
+
+    clips, masks, _ = load_dataset(folder, split)
+    clips = cap_clips(clips, max_peds)
+    return clips, masks, AugmentedScenes(masks, model.cfg.n_classes, model.cfg.map_scale, False)
+
+
+def eval_command(model: TSCNet, folder: Path, split: str, k: int, max_peds: int, seed: int) -> dict:
+    """minADE/minFDE/goal-FDE/violation rate of `model` on `<folder>/<split>.pkl`, overall and per subset."""
+    clips, masks, scenes = _data(model, folder, split, max_peds)
+    traj, goals, _ = predict_clips(model, clips, scenes, 5, k // 5, seed)
+    return summarize(traj, goals, clips.pos[:, 8:], masks, clips.scene, clips.irregular)
+
+
+def predict_command(model: TSCNet, folder: Path, split: str, k: int, max_peds: int, seed: int, out: Path) -> dict:
+    """Sample K trajectories per pedestrian, save predictions.npz and a plot over the scene of the first clip."""
+    from iclr25.tsc_net.reproduce import plot_samples
+
+    clips, masks, scenes = _data(model, folder, split, max_peds)
+    traj, goals, secs = predict_clips(model, clips, scenes, 5, k // 5, seed)
+    np.savez(out / "predictions.npz", traj=traj, goals=goals, obs=clips.pos[:, :8], group=clips.group)
+    plot_samples(out / "samples.png", clips, masks, {"TSC-Net": traj})
+    return {"pedestrians": len(clips), "k": k, "seconds": round(secs, 2)}
