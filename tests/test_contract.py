@@ -20,7 +20,7 @@ from iclr25.shared.paper import discover_papers
 ROOT = Path(__file__).resolve().parents[1]
 SLUGS = sorted(p.parent.name for p in (ROOT / "packages").glob("*/pyproject.toml"))
 # The harness around a paper's method: only these modules may use Lightning, wandb, the CLI and the run layer.
-HARNESS = {"__init__", "cli", "config", "reproduce", "lit", "training", "train"}
+HARNESS = {"__init__", "__main__", "cli", "config", "reproduce", "lit", "training", "train"}
 NOT_IN_METHOD_CODE = (
     "lightning",
     "pytorch_lightning",
