@@ -145,6 +145,12 @@ LOADS: dict[str, list[Load]] = {
         Load(("train", "--data", "{dir}", "--test", "{dir}", "--out", "{out}"), "pickle", name="data.mdb"),
         Load(("vote", "--poses", "{file}"), "pickle", name="poses.json"),
     ],
+    "tsc-net": [
+        Load(("train", "--data", "{dir}", "--out", "{out}"), "pickle", name="train.pkl"),
+        Load(("eval", "--model", "{file}", "--data", "{dir}"), "checkpoint"),
+        Load(("eval", "--model", "{file}", "--data", "{dir}"), "pickle", name="model.pt"),
+        Load(("predict", "--model", "{file}", "--data", "{dir}", "--out", "{out}"), "checkpoint"),
+    ],
 }
 
 # Installed packages whose commands read no file a user passes (besides `--config`, which is shared and tested
@@ -155,7 +161,6 @@ NO_USER_FILES: set[str] = set()
 PENDING: set[str] = {
     "icl-emergence",
     "probe-pruning",
-    "tsc-net",
 }
 
 
