@@ -29,9 +29,9 @@ def test_violation_rate_of_the_best_trajectory():
     mask = np.zeros((10, 10), np.uint8)
     mask[:, 5:] = 3  # building on the right half
     gt = np.array([[[1.5, 1.5], [2.5, 1.5]]])
-    pred = np.stack([gt + [0, 0.1], gt + [4.0, 0]])  # best one (first) is on pavement
+    pred = np.stack([gt + np.array([0, 0.1]), gt + np.array([4.0, 0])])  # best one (first) is on pavement
     assert obstacle_violation_rate(pred, gt, [mask], np.array([0]))[0] == 0
-    pred = np.stack([gt + [4.0, 0], gt + [9.0, 0]])
+    pred = np.stack([gt + np.array([4.0, 0]), gt + np.array([9.0, 0])])
     assert obstacle_violation_rate(pred, gt, [mask], np.array([0]))[0] == pytest.approx(1.0)
 
 

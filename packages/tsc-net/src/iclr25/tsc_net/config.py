@@ -54,13 +54,13 @@ class Config:
     quirk_step_crop_target: bool = False
     # training
     models: tuple[str, ...] = ("tsc", "blind")
-    train_steps: int = 300
+    train_steps: int = 200
     lr: float = 1e-3
     batch_peds: int = 32
     batch_cap: int = 64
     augment: bool = True
     seeds: int = 1
-    max_test_peds: int = 240
+    max_test_peds: int = 160
     # gates (spec §9.7)
     geo_ratio: float = 0.8
     tsc_ratio: float = 0.8

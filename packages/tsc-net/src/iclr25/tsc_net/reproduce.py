@@ -40,13 +40,15 @@ def arch_config(cfg: Config):
 
 
 def gt_on_obstacles(clips, masks: list[np.ndarray]) -> int:
-    """Number of ground-truth points on non-walkable pixels."""
+    """Number of ground-truth points on non-walkable pixels (or outside the map)."""
     from iclr25.tsc_net.data import pixel_of, walkable
 
     bad = 0
     for s in np.unique(clips.scene):
-        px = pixel_of(clips.pos[clips.scene == s])
-        bad += int((~walkable(masks[s])[px[..., 1], px[..., 0]]).sum())
+        px = pixel_of(clips.pos[clips.scene == s]).reshape(-1, 2)
+        h, w = masks[s].shape
+        inside = (px[:, 0] >= 0) & (px[:, 0] < w) & (px[:, 1] >= 0) & (px[:, 1] < h)
+        bad += int((~inside).sum()) + int((~walkable(masks[s])[px[inside, 1], px[inside, 0]]).sum())
     return bad
 
 
