@@ -15,11 +15,13 @@ from iclr25.shared.cli import (
     CliError,
     add_config_args,
     add_run_args,
+    add_scale_out_args,
     check_verb_flags,
     config_from_args,
     guarded,
     make_parser,
     reproduce_command,
+    scale_out_from_args,
 )
 from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
 
@@ -32,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = make_parser(PROG, "Highway backpropagation (Fagnou et al., ICLR 2025): reproduce, train, check.")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run a reproduction preset and print its claims table")
-    add_run_args(rep, scales=SCALES)
+    add_run_args(rep, scales=SCALES, scale_out=True)
     tr = sub.add_parser(
         "train",
         help="train a model on digits with BP/BPTT, Highway-BP(k) or FPI(k)",
@@ -50,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
     tr.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: %(default)s)")
     tr.add_argument("--quiet", action="store_true", help="no progress output")
+    add_scale_out_args(tr)
     ch = sub.add_parser("check", help="run the exactness checks (Theorem 2) on a model of your size")
     ch.add_argument("--model", choices=["resmlp", "gru", "lstm"], default="resmlp")
     ch.add_argument("--depth", type=int, default=8, help="L: residual blocks (resmlp) or time steps (RNN)")
@@ -68,6 +71,7 @@ def _positive(**values: float) -> None:
 def _train(args: argparse.Namespace) -> int:
     # values, wandb and the run folder first: nothing heavy is imported before they pass
     cfg = config_from_args(args, TrainConfig(model=args.model, backward=args.backward))
+    scale_out = scale_out_from_args(args)
     out = check_verb_flags(args, SLUG, "train", f"{cfg.model}-{cfg.backward}")
     import dataclasses
 
@@ -77,8 +81,10 @@ def _train(args: argparse.Namespace) -> int:
     from iclr25.highway_bp.models import SeqClassifier, resmlp, seeded
     from iclr25.highway_bp.train import train_classifier
     from iclr25.shared.device import pick_device
-    from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.fabric import Checkpointer
+    from iclr25.shared.logging import MetricsLogger, NullLogger
     from iclr25.shared.results import atomic_write_json
+    from iclr25.shared.run import is_follower, launch_fabric
 
     torch.set_num_threads(min(2, torch.get_num_threads()))
     device = pick_device(args.device)
@@ -91,8 +97,16 @@ def _train(args: argparse.Namespace) -> int:
         model = seeded(lambda: SeqClassifier(1, cfg.hidden, 10, cfg.model), args.seed)
     algo = "bptt" if (cfg.backward == "bp" and cfg.model != "resmlp") else cfg.backward
     config = {**dataclasses.asdict(cfg), "lr": cfg.learning_rate, "seed": args.seed, "device": device}
-    with open_run_folder(out, args.overwrite, paper=SLUG, command="train") as folder:
-        with MetricsLogger(folder, wandb=args.wandb, name=f"{SLUG}-train-{cfg.model}-{algo}", config=config) as log:
+    resume = scale_out.resume == "auto"
+    with open_run_folder(out, args.overwrite, paper=SLUG, command="train", resume=resume) as folder:
+        fabric = launch_fabric(folder, args.device, scale_out) if scale_out.distributed else None
+        steps = cfg.epochs * -(-len(ytr) // cfg.batch_size)
+        every = scale_out.checkpoint_every or max(1, steps // 10)
+        wanted = scale_out.checkpoint_every or scale_out.resume
+        checkpointer = Checkpointer(folder / "checkpoints", every) if wanted else None
+        name = f"{SLUG}-train-{cfg.model}-{algo}"
+        logged = NullLogger() if is_follower() else MetricsLogger(folder, wandb=args.wandb, name=name, config=config)
+        with logged as log:
             res = train_classifier(
                 model,
                 data,
@@ -105,7 +119,12 @@ def _train(args: argparse.Namespace) -> int:
                 device=device,
                 log=log.log,
                 desc=f"train {cfg.model} {algo}",
+                fabric=fabric,
+                checkpointer=checkpointer,
+                resume=scale_out.resume,
             )
+        if is_follower():  # rank 0 writes the result
+            return 0
         result = {
             "model": cfg.model,
             "backward": algo,

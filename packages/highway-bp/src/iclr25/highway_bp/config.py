@@ -82,6 +82,7 @@ class Config:
     resnet_ks: tuple[int, ...] = (0, 1, 2, 4)
     resnet_steps: int = 0  # > 0: cap on training steps (smoke runs)
     figures: bool = True
+    checkpoint_every: int = 0  # steps between checkpoints of every training run (0: none); --checkpoint-every too
 
     def __post_init__(self) -> None:
         for name in ("fidelity", "fidelity_fpi", "mlp", "gru", "gru_bptt", "resnet", "figures"):
@@ -109,6 +110,7 @@ class Config:
         check_positive("resnet_lr", self.resnet_lr)
         check_nonnegative("resnet_wd", self.resnet_wd)
         check_int_at_least("resnet_steps", self.resnet_steps, 0)
+        check_int_at_least("checkpoint_every", self.checkpoint_every, 0)
         if self.gru and (self.gate_k not in self.gru_hbp_ks or self.gate_k not in self.gru_fpi_ks):
             raise ValueError(f"gate_k={self.gate_k} must be in gru_hbp_ks and gru_fpi_ks")
 
@@ -138,6 +140,7 @@ PRESETS: dict[str, Config] = {
         gru_warmup=250,
         gru_hbp_ks=(0, 2, 5, 10, 20),
         gru_fpi_ks=(5, 10, 20),
+        checkpoint_every=1_000,
     ),
 }
 

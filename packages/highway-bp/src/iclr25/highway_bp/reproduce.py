@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from iclr25.highway_bp.config import PRESETS, Config
+from iclr25.shared.fabric import ScaleOut
 from iclr25.shared.results import Claim, Report
-from iclr25.shared.run import start_run
+from iclr25.shared.run import is_follower, start_run
 
 SLUG = "highway-bp"
 __all__ = ["PRESETS", "SLUG", "Config", "claims", "fidelity", "fidelity_ks", "measure", "run", "train_resnet"]
@@ -59,7 +60,16 @@ def fidelity(config: Config, seed: int) -> dict[str, Any]:
 
 
 def _train(
-    model_fn, data, config: Config, algo: str, k: int, seed: int, part: str, device: str, desc: str = "train"
+    model_fn,
+    data,
+    config: Config,
+    algo: str,
+    k: int,
+    seed: int,
+    part: str,
+    device: str,
+    desc: str = "train",
+    scale: dict[str, Any] | None = None,
 ) -> dict[str, float]:
     import torch
 
@@ -79,7 +89,7 @@ def _train(
             warmup=config.gru_warmup,
             max_steps=config.gru_steps,
         )
-    res = train_classifier(model, data, algo=algo, k=k, seed=seed, device=device, desc=desc, **kw)
+    res = train_classifier(model, data, algo=algo, k=k, seed=seed, device=device, desc=desc, **kw, **(scale or {}))
     return {"acc": res.test_acc, "step_ms": 1000 * res.step_time_s, "final_loss": res.train_loss[-1]}
 
 
@@ -157,11 +167,27 @@ def run(
     wandb: str = "off",
     overwrite: bool = False,
     config: Config | None = None,
+    scale_out: ScaleOut | None = None,
 ) -> Report:
-    """Run the reproduction at `scale` (or with `config`), write results.json/report.md/figures, return the Report."""
+    """Run the reproduction at `scale` (or with `config`), write results.json/report.md/figures, return the Report.
+
+    `scale_out` (`--devices`, `--resume auto`, ...): every training run (MLP, GRU/LSTM, ResNets) goes through
+    Lightning Fabric with each batch split over the processes, and is checkpointed so that an interrupted run
+    continues."""
     _check_data(config if config is not None else PRESETS.get(scale))  # before a run folder is made
+    if scale_out is not None and scale_out.resume not in (None, "auto"):
+        raise ValueError("reproduce trains many models: --resume takes 'auto' (continue the run in --out)")
     with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
+        SLUG,
+        scale,
+        PRESETS,
+        out=out,
+        seed=seed,
+        device=device,
+        wandb=wandb,
+        overwrite=overwrite,
+        config=config,
+        scale_out=scale_out,
     ) as active:
         metrics, throughput, figures = measure(active.config, active, seed)
         notes = (
@@ -171,6 +197,20 @@ def run(
         return active.report(
             claims(metrics, active.config), metrics, throughput=throughput, figures=figures, notes=notes
         )
+
+
+def _scale_out(active: Any, config: Config, name: str) -> dict[str, Any]:
+    """`train_classifier`'s fabric/checkpointer/resume for one training run (none unless asked for)."""
+    options = getattr(active, "scale_out", None)
+    kwargs: dict[str, Any] = {}
+    if options is None:
+        return kwargs
+    if options.distributed:
+        kwargs["fabric"] = active.fabric
+    if options.checkpoint_every or config.checkpoint_every or options.resume:
+        kwargs["checkpointer"] = active.checkpointer(every=config.checkpoint_every, name=name)
+        kwargs["resume"] = options.resume
+    return kwargs
 
 
 def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any], dict[str, float], list[str]]:
@@ -206,7 +246,8 @@ def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any],
         for s in seeds:
             for algo, k in [("bp", 0)] + [("hbp", k) for k in config.mlp_ks]:
                 key = "bp" if algo == "bp" else f"hbp_k{k}"
-                r = _train(mlp_fn, data, config, algo, k, s, "mlp", dev, desc=f"mlp {key} seed {s}")
+                scale = _scale_out(active, config, f"mlp-{key}-seed{s}")
+                r = _train(mlp_fn, data, config, algo, k, s, "mlp", dev, desc=f"mlp {key} seed {s}", scale=scale)
                 runs.setdefault(key, []).append(r)
                 logger.log({"part": "mlp", "run": key, "seed": s, **r})
         acc = {key: _runs(runs, key) for key in runs}
@@ -221,7 +262,7 @@ def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any],
             print(msg, file=sys.stderr)
             metrics["resnet"] = {"skipped": msg}
         else:
-            _resnet_part(config, cifar, seeds, dev, logger, metrics, throughput)
+            _resnet_part(config, cifar, seeds, dev, logger, metrics, throughput, active)
     if config.gru:
         data, d_in = _gru_data(config)
         runs = {}
@@ -237,7 +278,8 @@ def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any],
         for s in seeds:
             for algo, k in plan:
                 key = "bptt" if algo == "bptt" else f"{algo}_k{k}"
-                r = _train(gru_fn, data, config, algo, k, s, "gru", dev, desc=f"gru {key} seed {s}")
+                scale = _scale_out(active, config, f"gru-{key}-seed{s}")
+                r = _train(gru_fn, data, config, algo, k, s, "gru", dev, desc=f"gru {key} seed {s}", scale=scale)
                 runs.setdefault(key, []).append(r)
                 logger.log({"part": "gru", "run": key, "seed": s, **r})
         acc = {key: _runs(runs, key) for key in runs}
@@ -252,7 +294,7 @@ def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any],
         if config.gru_bptt:
             g = config.gate_k
             throughput[f"gru_speedup_hbp_k{g}_over_bptt"] = step_ms["bptt"] / step_ms[f"hbp_k{g}"]
-    figures = _figures(active.dir, metrics, config) if config.figures else []
+    figures = _figures(active.dir, metrics, config) if config.figures and not is_follower() else []
     return metrics, throughput, figures
 
 
@@ -408,7 +450,15 @@ def resnet_data(root: str | Path):
 
 
 def train_resnet(
-    config: Config, data, blocks: int, algo: str, k: int, seed: int, device: str, desc: str = "train"
+    config: Config,
+    data,
+    blocks: int,
+    algo: str,
+    k: int,
+    seed: int,
+    device: str,
+    desc: str = "train",
+    scale: dict[str, Any] | None = None,
 ) -> dict[str, float]:
     """One ResNet(6n+2) run with App. G downsampling: SGD (Table 4), BP or Highway-BP(k), flip + crop augmentation."""
     import torch
@@ -437,11 +487,12 @@ def train_resnet(
         weight_decay=config.resnet_wd,
         augment=augment_cifar,
         desc=desc,
+        **(scale or {}),
     )
     return {"acc": res.test_acc, "step_ms": 1000 * res.step_time_s, "final_loss": res.train_loss[-1]}
 
 
-def _resnet_part(config: Config, root: str, seeds, dev, logger, metrics, throughput) -> None:
+def _resnet_part(config: Config, root: str, seeds, dev, logger, metrics, throughput, active: Any = None) -> None:
     """Part 4: BP and Highway-BP(k) ResNets on CIFAR-10; fills metrics["resnet"] and the step times."""
     data = resnet_data(root)
     metrics["resnet"] = {}
@@ -451,7 +502,8 @@ def _resnet_part(config: Config, root: str, seeds, dev, logger, metrics, through
         for s in seeds:
             for algo, k in [("bp", 0)] + [("hbp", k) for k in config.resnet_ks]:
                 key = "bp" if algo == "bp" else f"hbp_k{k}"
-                r = train_resnet(config, data, n, algo, k, s, dev, desc=f"{name} {key} seed {s}")
+                scale = _scale_out(active, config, f"{name}-{key}-seed{s}")
+                r = train_resnet(config, data, n, algo, k, s, dev, desc=f"{name} {key} seed {s}", scale=scale)
                 runs.setdefault(key, []).append(r)
                 logger.log({"part": name, "run": key, "seed": s, **r})
         acc = {key: _runs(runs, key) for key in runs}

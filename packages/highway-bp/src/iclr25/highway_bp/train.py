@@ -1,8 +1,11 @@
 """A small training loop for the Highway-BP experiments (Fagnou et al., ICLR 2025, arXiv 2501.17086, §5).
 
-Plain PyTorch (no Lightning): the backward pass is custom, the models are tiny and the per-step Lightning
-overhead would dominate on CPU. Each step: `zero_grad`, the chosen backward (BP/BPTT, Highway-BP(k), FPI(k)),
-`optimizer.step()`. Step times are measured with `iclr25.shared.device.Throughput`.
+Plain PyTorch: the backward pass is custom, so the model is not wrapped in DDP. Each step: `zero_grad`, the chosen
+backward (BP/BPTT, Highway-BP(k), FPI(k)), `optimizer.step()`. Step times are measured with
+`iclr25.shared.device.Throughput`. With a Lightning Fabric of several processes (`--devices`), each process runs
+the backward on its share of the batch and the gradients are averaged (weighted by share) with one all-reduce per
+step, which equals one process on the whole batch for models without batch statistics; ResNets keep their
+BatchNorm statistics per process, as plain DDP does.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -86,15 +90,27 @@ def train_classifier(
     weight_decay: float = 0.0,
     augment: Callable[[Tensor, torch.Generator], Tensor] | None = None,
     desc: str = "train",
+    fabric: Any = None,
+    checkpointer: Any = None,
+    resume: str | None = None,
 ) -> TrainResult:
     """Train with Adam (or SGD) and the chosen backward; return test accuracy and timings (`max_steps` > 0 caps steps).
 
-    Progress (`desc`, in steps) shows on a terminal, as a line every ~30 s in logs, not at all when quiet."""
+    With `fabric` (several processes), every process draws the same batches and trains on its share (gradients
+    averaged, see the module docstring). With `checkpointer`, the model, the optimiser, the step, the position in
+    the epoch, the permutation, the generator and the loss curve are saved every `checkpointer.every` steps and at
+    the end; `resume` ("auto" or a checkpoint file) continues from one with the same result as an uninterrupted
+    run. Progress (`desc`, in steps) shows on a terminal, as a line every ~30 s in logs, not at all when quiet."""
     from iclr25.shared.device import Throughput
     from iclr25.shared.progress import progress
 
     if epochs < 1 or batch_size < 1 or lr <= 0:
         raise ValueError(f"epochs and batch_size must be >= 1 and lr > 0; got {epochs}, {batch_size}, {lr}")
+    rank, world = (fabric.global_rank, fabric.world_size) if fabric is not None else (0, 1)
+    if batch_size % world:
+        raise ValueError(f"batch_size {batch_size} must be a multiple of the {world} processes")
+    if fabric is not None:
+        device = fabric.device
     Xtr, ytr, Xte, yte = (torch.as_tensor(a).to(device) for a in data)
     model.to(device).train()
     if optimizer == "adam":
@@ -110,12 +126,22 @@ def train_classifier(
     total = epochs * per_epoch if max_steps <= 0 else min(max_steps, epochs * per_epoch)
     meter = Throughput(device=device)
     result = TrainResult(test_acc=0.0)
-    step = 0
+    state: dict[str, Any] = {"model": model, "optimizer": opt, "step": 0, "epoch": 0, "pos": 0, "losses": []}
+    state.update(train_loss=[], perm=torch.zeros(0, dtype=torch.long), gen=gen.get_state())
+    if checkpointer is not None:
+        checkpointer.resume(resume, state, fabric)
+        gen.set_state(state["gen"])
+    step, first_epoch, first_pos = int(state["step"]), int(state["epoch"]), int(state["pos"])
+    result.train_loss = list(state["train_loss"])
     bar = progress(total=total, desc=desc, unit="step")
-    for epoch in range(epochs):
-        perm = torch.randperm(n, generator=gen).to(device)
-        losses = []
-        for i in range(0, n, batch_size):
+    if step:
+        bar.update(step)
+    for epoch in range(first_epoch, epochs):
+        if epoch == first_epoch and first_pos > 0:  # resumed in the middle of this epoch
+            perm, losses, start = state["perm"].to(device), list(state["losses"]), first_pos
+        else:
+            perm, losses, start = torch.randperm(n, generator=gen).to(device), [], 0
+        for i in range(start, n, batch_size):
             if step >= total:
                 break
             idx = perm[i : i + batch_size]
@@ -124,13 +150,21 @@ def train_classifier(
             with meter.measure(1):
                 opt.zero_grad(set_to_none=True)
                 xb = Xtr[idx] if augment is None else augment(Xtr[idx], gen)
-                loss = step_fn(xb, ytr[idx])
+                if fabric is None:
+                    loss = step_fn(xb, ytr[idx])
+                else:
+                    loss = _shared_step(fabric, model, step_fn, xb, ytr[idx], rank, world)
                 if clip:
                     nn.utils.clip_grad_norm_(model.parameters(), clip)
                 opt.step()
             losses.append(float(loss))
             step += 1
             bar.update()
+            if checkpointer is not None:
+                state.update(step=step, epoch=epoch, pos=i + batch_size, losses=losses, perm=perm.cpu())
+                state.update(train_loss=result.train_loss, gen=gen.get_state())
+                if checkpointer.maybe_save(state, fabric) is None and step == total:
+                    checkpointer.save(state, fabric)  # the end, so a resumed run goes straight to the test
         if not losses:
             break
         result.train_loss.append(float(np.mean(losses)))
@@ -141,3 +175,29 @@ def train_classifier(
     result.step_time_s = meter.seconds / max(1, meter.items)
     result.test_acc = accuracy(model, Xte, yte)
     return result
+
+
+def _shared_step(
+    fabric: Any,
+    model: nn.Module,
+    step_fn: Callable[[Tensor, Tensor], Tensor],
+    x: Tensor,
+    y: Tensor,
+    rank: int,
+    world: int,
+) -> Tensor:
+    """This process's backward on its share of the batch, then the batch's gradient and loss on every process:
+    the share-weighted mean over processes (one all-reduce of all gradients and the loss)."""
+    bounds = [len(y) * r // world for r in range(world + 1)]
+    lo, hi = bounds[rank], bounds[rank + 1]
+    params = [p for p in model.parameters() if p.requires_grad]
+    # a last batch smaller than the number of processes can leave this one without samples
+    loss = step_fn(x[lo:hi], y[lo:hi]).detach() if hi > lo else torch.zeros((), device=x.device)
+    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
+    flat = torch.cat([g.reshape(-1) for g in grads] + [loss.reshape(1).to(grads[0].dtype)]) * ((hi - lo) / len(y))
+    flat = fabric.all_reduce(flat, reduce_op="sum")
+    offset = 0
+    for p, g in zip(params, grads, strict=True):
+        p.grad = flat[offset : offset + g.numel()].view_as(g).clone()
+        offset += g.numel()
+    return flat[-1]

@@ -1,0 +1,132 @@
+"""Scale-out of the training loop (Lightning Fabric): 2 CPU processes (gloo) equal 1 process with the whole batch
+for the residual MLP under Highway-BP, an interrupted run resumed from its checkpoint equals an uninterrupted one,
+and the full preset (MLP, GRU, ResNet) starts with `--devices 2 --device cpu`, trains and checkpoints."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from iclr25.highway_bp.data import load_digits_split
+from iclr25.highway_bp.models import resmlp, seeded
+from iclr25.highway_bp.train import train_classifier
+from iclr25.shared.fabric import Checkpointer, make_fabric
+
+WORKER = """
+import torch
+
+from iclr25.highway_bp.data import load_digits_split
+from iclr25.highway_bp.models import resmlp, seeded
+from iclr25.highway_bp.train import train_classifier
+
+
+def run(fabric, out):
+    torch.set_num_threads(1)
+    Xtr, ytr, Xte, yte = load_digits_split()
+    data = (Xtr[:35].astype("float64"), ytr[:35], Xte[:8].astype("float64"), yte[:8])  # 35: a last batch of 3
+    model = seeded(lambda: resmlp(64, 8, 8, 4, 10), 0).double()
+    train_classifier(model, data, algo="hbp", k=2, epochs=2, batch_size=8, lr=1e-2, seed=0, device="cpu",
+                     clip=1.0, fabric=fabric)
+    if fabric.global_rank == 0:
+        torch.save(torch.cat([p.detach().flatten() for p in model.parameters()]), out)
+"""
+
+
+def _params(model: torch.nn.Module) -> torch.Tensor:
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
+@pytest.mark.enable_socket  # gloo talks over the loopback interface
+def test_two_processes_equal_one_with_the_whole_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "highway_ddp_worker.py").write_text(WORKER)
+    monkeypatch.syspath_prepend(str(tmp_path))  # spawned processes inherit sys.path
+    import highway_ddp_worker
+
+    make_fabric("cpu", devices=1, precision="64-true").launch(highway_ddp_worker.run, tmp_path / "one.pt")
+    two = make_fabric("cpu", devices=2, strategy="ddp_spawn", precision="64-true")
+    two.launch(highway_ddp_worker.run, tmp_path / "two.pt")
+    one, both = torch.load(tmp_path / "one.pt"), torch.load(tmp_path / "two.pt")
+    assert one.dtype == torch.float64
+    start = _params(seeded(lambda: resmlp(64, 8, 8, 4, 10), 0).double())
+    assert (one - start).abs().max() > 1e-3  # it trained
+    assert torch.allclose(one, both, atol=1e-6, rtol=0), (one - both).abs().max()
+    fake = type("TwoProcesses", (), {"global_rank": 0, "world_size": 2})
+    with pytest.raises(ValueError, match="multiple of the 2 processes"):
+        train_classifier(resmlp(64, 8, 8, 1, 10), _digits(), algo="bp", k=0, epochs=1, batch_size=7, lr=1e-3,
+                         seed=0, fabric=fake)  # fmt: skip
+
+
+def _digits() -> tuple[np.ndarray, ...]:
+    Xtr, ytr, Xte, yte = load_digits_split()
+    return Xtr[:35], ytr[:35], Xte[:8], yte[:8]
+
+
+class _Interrupt(Exception):
+    pass
+
+
+def _stop_after_first_epoch(row: dict) -> None:
+    raise _Interrupt  # as Ctrl-C at the end of epoch 0 (step 5; the last checkpoint is step 4, mid-epoch)
+
+
+def _train(folder: Path, **kwargs):
+    model = seeded(lambda: resmlp(64, 8, 8, 4, 10), 0)
+    res = train_classifier(model, _digits(), algo="hbp", k=2, epochs=2, batch_size=8, lr=1e-2, seed=0,
+                           checkpointer=Checkpointer(folder, every=4), **kwargs)  # fmt: skip
+    return model, res
+
+
+def test_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+    straight, straight_res = _train(tmp_path / "a")
+    with pytest.raises(_Interrupt):
+        _train(tmp_path / "b", log=_stop_after_first_epoch)
+    assert [p.name for p in Checkpointer(tmp_path / "b", every=4).checkpoints()] == ["step-4.ckpt"]
+    resumed, resumed_res = _train(tmp_path / "b", resume="auto")
+    assert torch.equal(_params(straight), _params(resumed))
+    assert resumed_res.train_loss == straight_res.train_loss and resumed_res.steps == straight_res.steps == 10
+    assert [p.name for p in Checkpointer(tmp_path / "a", every=4).checkpoints()] == ["step-8.ckpt", "step-10.ckpt"]
+
+
+def _write_cifar(root: Path, n: int = 8) -> None:
+    rng = np.random.default_rng(0)
+    root.mkdir()
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        batch = {b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8), b"labels": list(rng.integers(0, 10, n))}
+        (root / name).write_bytes(pickle.dumps(batch))
+
+
+@pytest.mark.enable_socket
+def test_full_preset_starts_on_two_cpu_processes_and_checkpoints(tmp_path: Path) -> None:
+    _write_cifar(tmp_path / "cifar")
+    cli = Path(sys.executable).parent / "iclr25-highway-bp"
+    tiny = ["fidelity=false", "seeds=1", "mlp_depth=2", "mlp_width=8", "mlp_hidden=8", "mlp_epochs=1", "mlp_ks=1",
+            "mlp_batch=512", "gru_task=digits", "gru_hidden=4", "gru_steps=2", "gru_batch=512", "gru_warmup=0",
+            "gru_hbp_ks=1", "gru_fpi_ks=1", "gate_k=1", "gru_bptt=false", "cifar_dir=cifar", "resnet_blocks=1",
+            "resnet_width=4", "resnet_steps=2", "resnet_batch=4", "resnet_ks=1", "figures=false",
+            "checkpoint_every=2"]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK")}
+    result = subprocess.run(
+        [str(cli), "reproduce", "--scale", "full", "--device", "cpu", "--devices", "2", "--out", "run", "--quiet", *tiny],
+        capture_output=True, text=True, cwd=tmp_path, env={**env, "ICLR25_QUIET": "1"}, timeout=600,
+    )  # fmt: skip
+    assert result.returncode in (0, 1), result.stderr[-3000:]  # 1: a gated claim need not hold after 2 steps
+    assert json.loads((tmp_path / "run" / ".iclr25-run.json").read_text())["status"] == "complete"
+    saved = sorted(
+        p.relative_to(tmp_path / "run" / "checkpoints").as_posix() for p in (tmp_path / "run").rglob("*.ckpt")
+    )
+    assert saved == [
+        "gru-fpi_k1-seed0/step-2.ckpt", "gru-hbp_k1-seed0/step-2.ckpt",
+        "mlp-bp-seed0/step-2.ckpt", "mlp-bp-seed0/step-3.ckpt", "mlp-hbp_k1-seed0/step-2.ckpt",
+        "mlp-hbp_k1-seed0/step-3.ckpt",
+        "resnet8-bp-seed0/step-2.ckpt", "resnet8-hbp_k1-seed0/step-2.ckpt",
+    ]  # fmt: skip
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert sum(row.get("part") == "mlp" and row.get("run") == "bp" for row in rows) == 1  # logged once, by rank 0
