@@ -152,7 +152,7 @@ def claims(metrics: dict[str, Any], cfg: Config) -> list[Claim]:
         Claim(
             "pocket_only_star_undefined",
             "A pocket-only model's Pearson* is undefined (NaN) for every label type; NaN->0 gives 0",
-            "undefined (constant prediction within a pocket)",
+            "undefined (no number; the paper's argument)",
             f"NaN on {sum(nan_all)}/{len(nan_all)} seeds; nan->0 {_fmt(nan0)}",
             "NaN for every type, every seed; nan_as_zero == 0",
             all(nan_all) and all(v == 0.0 for v in nan0),
@@ -164,7 +164,7 @@ def claims(metrics: dict[str, Any], cfg: Config) -> list[Claim]:
         Claim(
             "pocket_only_global_pearson",
             "Pocket-only still scores well on the old (pooled) Pearson (Fig. 1's shortcut)",
-            "matches pocket+ligand on PDBbind (Fig. 1)",
+            "matches pocket+ligand on PDBbind (Fig. 1; no number read)",
             _fmt(glob),
             ">= 0.5 every seed",
             all(v >= 0.5 for v in glob),
@@ -178,7 +178,7 @@ def claims(metrics: dict[str, Any], cfg: Config) -> list[Claim]:
         Claim(
             "complex_pearson_star",
             "SIU-like pocket+ligand Pearson* (per pocket, mean of 4 types)",
-            "low for every model (Table 1; numbers not retrieved)",
+            "low for every model (Table 1; numbers not read)",
             _fmt(star),
             ">= 0.3 every seed",
             all(v >= 0.3 for v in star),
@@ -217,7 +217,7 @@ def claims(metrics: dict[str, Any], cfg: Config) -> list[Claim]:
         Claim(
             "siu_beats_pdbbind_like",
             "Pearson*: SIU-like (40 ligands/pocket) minus PDBbind-like (1 ligand/pocket, same 150 pockets)",
-            "SIU training beats PDBbind training (Table 2; numbers not retrieved)",
+            "SIU training beats PDBbind training (Table 2; numbers not read)",
             _fmt(pdb),
             ">= 0.15 every seed",
             all(v >= 0.15 for v in pdb),
@@ -230,7 +230,7 @@ def claims(metrics: dict[str, Any], cfg: Config) -> list[Claim]:
         Claim(
             "vote_accepts",
             "The 2-of-3 vote (2 A) keeps complexes where >= 2 programs succeeded",
-            "2 A cutoff: high success at acceptable remaining ratio (Fig. 3A)",
+            "2 A: high success at acceptable remaining ratio (Fig. 3A; no number read)",
             _fmt(acc),
             ">= 0.9 every seed",
             all(v >= 0.9 for v in acc),
@@ -259,7 +259,7 @@ def claims(metrics: dict[str, Any], cfg: Config) -> list[Claim]:
         Claim(
             "global_gap",
             "Global-Pearson gap pocket+ligand minus pocket-only (the old metric barely separates them)",
-            "pocket-only matches or beats (Fig. 1)",
+            "pocket-only matches or beats (Fig. 1; no number read)",
             _fmt(gap_glob),
             "|gap| <= 0.1 (reported; pilot 0.06-0.09)",
             all(abs(v) <= 0.1 for v in gap_glob),
@@ -272,7 +272,7 @@ def claims(metrics: dict[str, Any], cfg: Config) -> list[Claim]:
         Claim(
             "pdbbind_like_pocket_beats_complex_global",
             "PDBbind-like regime: pocket-only minus pocket+ligand global Pearson (mirrors Fig. 1)",
-            "pocket-only matches or beats (Fig. 1)",
+            "pocket-only matches or beats (Fig. 1; no number read)",
             _fmt(fig1),
             "> 0 every seed (reported)",
             all(v > 0 for v in fig1),
@@ -314,7 +314,7 @@ def claims(metrics: dict[str, Any], cfg: Config) -> list[Claim]:
                 "pdbbind_matched_ties_siu",
                 "PDBbind-matched (6,000 pockets x 1) minus SIU-like Pearson*: a data-volume "
                 "effect of the additive generator",
-                "pilot: ties (0.65 vs 0.65)",
+                "no paper number (spec pilot: ties at 0.65)",
                 _fmt(mt),
                 "|diff| <= 0.05 (reported)",
                 all(abs(v) <= 0.05 for v in mt),
