@@ -16,7 +16,7 @@ from iclr25.tsc_net.training import transform_map, transform_points
 
 
 def test_simulator_keeps_ground_truth_on_walkable_pixels(tiny_sim):
-    df, masks, exits = tiny_sim
+    df, masks, _ = tiny_sim
     clips = build_clips(df)
     assert len(clips) > 0 and set(np.unique(clips.group)).__len__() >= 2
     for i in range(len(clips)):
@@ -58,7 +58,7 @@ def test_crafted_pickle_is_refused_and_nothing_runs(tmp_path):
             return (os.system, (f"touch {marker}",))
 
     (tmp_path / "train.pkl").write_bytes(pickle.dumps(Evil(), protocol=2))
-    with pytest.raises(UnsafeFileError, match="train.pkl"):
+    with pytest.raises(UnsafeFileError, match=r"train\.pkl"):
         load_ynet_pickle(tmp_path / "train.pkl")
     assert not marker.exists()
     (tmp_path / "list.pkl").write_bytes(pickle.dumps([1, 2]))

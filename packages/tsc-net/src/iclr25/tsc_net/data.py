@@ -160,8 +160,9 @@ def _descent(fields: np.ndarray, goal: np.ndarray, pos: np.ndarray) -> np.ndarra
     """Unit direction of steepest descent of each agent's goal field (central differences, bilinear)."""
     e = 0.75
     f = fields[goal]
-    gx = _sample(f, pos + [e, 0]) - _sample(f, pos - [e, 0])
-    gy = _sample(f, pos + [0, e]) - _sample(f, pos - [0, e])
+    ex, ey = np.array([e, 0.0]), np.array([0.0, e])
+    gx = _sample(f, pos + ex) - _sample(f, pos - ex)
+    gy = _sample(f, pos + ey) - _sample(f, pos - ey)
     g = -np.stack([gx, gy], -1)
     return g / np.maximum(np.linalg.norm(g, axis=-1, keepdims=True), 1e-9)
 

@@ -188,7 +188,7 @@ class HistoryEncoder(nn.Module):
     def forward(self, x: torch.Tensor, group: torch.Tensor) -> torch.Tensor:
         """x (N, T, d) cell features -> (N, T, d). Observed frames see all observed frames, frame f >= 8 sees
         frames <= f (causal: a frame's encoding never depends on later frames)."""
-        n, t, d = x.shape
+        _, t, d = x.shape
         i = torch.arange(t, device=x.device)
         mask = i[None, :] <= torch.clamp(i[:, None], min=T_REF)
         h = self.temporal(x, mask=mask[None])

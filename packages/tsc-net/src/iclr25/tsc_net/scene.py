@@ -14,11 +14,14 @@ class SceneCrop:
     """A bank of label maps (S, H, W) (classes 0..C-1) cropped on the fly: `crop(scene_ids, centres, size)` ->
     (M, C+1, size, size) one-hot, channel C = 1 where the crop falls outside the map (spec §3)."""
 
-    def __init__(self, maps: list[np.ndarray] | np.ndarray, n_classes: int, scale: float = 1.0, margin: int = 400):
+    # indices beyond the padded bank are clamped onto its outside-labelled margin, so a 1-pixel margin suffices
+    def __init__(self, maps: list[np.ndarray] | np.ndarray, n_classes: int, scale: float = 1.0, margin: int = 1):
         self.n_classes, self.scale, self.margin = int(n_classes), float(scale), int(margin)
+        if n_classes > 254:
+            raise ValueError(f"at most 254 classes, got {n_classes}")
         hh = max(m.shape[0] for m in maps)
         ww = max(m.shape[1] for m in maps)
-        bank = np.full((len(maps), hh + 2 * margin, ww + 2 * margin), n_classes, dtype=np.int64)
+        bank = np.full((len(maps), hh + 2 * margin, ww + 2 * margin), n_classes, dtype=np.uint8)  # margin: outside
         for i, m in enumerate(maps):
             if m.min() < 0 or m.max() >= n_classes:
                 raise ValueError(f"label map {i} holds labels outside 0..{n_classes - 1}")
@@ -36,7 +39,7 @@ class SceneCrop:
         xs = (top_left[:, 0, None] + ar).clamp(0, hi_x)
         _, hh, ww = self.bank.shape
         flat = (scene_ids.long() * (hh * ww))[:, None, None] + ys[:, :, None] * ww + xs[:, None, :]
-        return self._flat[flat]
+        return self._flat[flat].long()
 
     def crop(self, scene_ids: torch.Tensor, centres: torch.Tensor, size: int) -> torch.Tensor:
         """(M, C+1, size, size) float one-hot crops; the last channel marks pixels outside the map."""

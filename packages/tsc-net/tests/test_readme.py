@@ -1,0 +1,30 @@
+"""The README's Python quickstart runs; its results block matches the committed results.json."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from iclr25.shared.results import Report, readme_block
+
+PACKAGE = Path(__file__).resolve().parents[1]
+README = (PACKAGE / "README.md").read_text()
+
+
+def test_readme_quickstart_runs():
+    blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+    assert blocks, "README has no python block"
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
+
+
+def test_readme_results_block_matches_results_json():
+    assert readme_block(Report.read(PACKAGE / "results" / "quick")) in README
+
+
+def test_readme_method_table_matches_results_json():
+    m = Report.read(PACKAGE / "results" / "quick").metrics
+    for key in ("cv", "cv_k20", "geodesic_exits", "tsc", "blind"):
+        row = m[key]["all"]
+        line = next(ln for ln in README.splitlines() if ln.startswith(f"| `{key}`"))
+        assert f"{row['minFDE']:.2f}" in line and f"{100 * row['violation']:.2f}" in line, (key, line)
