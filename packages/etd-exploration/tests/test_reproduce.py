@@ -70,3 +70,18 @@ def test_a_bad_scale_or_device_is_refused_before_the_run_folder_is_made(tmp_path
         run("ci", tmp_path / "r", device="tpu")
     assert not (tmp_path / "r").exists()
     assert replace(PRESETS["ci"], maze_steps=1).maze_steps == 1
+
+
+def test_the_maze_gate_fails_on_a_critic_that_learns_nothing(monkeypatch, tmp_path):
+    """A critic whose distance is the same for every pair (the bug of a broken potential/encoder) fails the gate."""
+    import iclr25.etd_exploration.maze as maze
+
+    train = maze.train_maze_critic
+
+    def untrained(cfg, seed, device):
+        return train(replace(cfg, steps=1, lr=1e-9), seed, device)
+
+    monkeypatch.setattr(maze, "train_maze_critic", untrained)
+    report = run("ci", tmp_path / "broken", seed=0, device="cpu", config=replace(PRESETS["ci"], maze_clean_seeds=1))
+    failed = {c.name for c in report.failed_gated}
+    assert {"maze_rho_pairs_clean", "maze_rho_goal20_clean"} <= failed
