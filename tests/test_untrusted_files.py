@@ -133,6 +133,15 @@ LOADS: dict[str, list[Load]] = {
         Load(("call-peaks", "--bigwig", "{file}", "--out", "{out}.bed"), "npy"),
         Load(("call-peaks", "--bigwig", "{file}", "--out", "{out}.bed"), "pickle", name="track.bedGraph"),
     ],
+    "probe-pruning": [
+        Load(("prune", "--model", "{file}", "--out", "{out}"), "model-folder"),
+        Load(("prune", "--model", "{file}", "--out", "{out}"), "model-folder-pickle"),
+        Load(("eval", "--model", "{file}", "--out", "{out}"), "model-folder-pickle"),
+        Load(("eval", "--model", "{dir}", "--tokenizer", "{file}", "--out", "{out}"), "tokenizer"),
+        Load(("eval", "--model", "{dir}", "--data", "{file}", "--out", "{out}"), "pickle", name="wiki.test.raw"),
+        Load(("prune", "--model", "{dir}", "--calib", "{file}", "--out", "{out}"), "pickle", name="c4.json.gz"),
+        Load(("reproduce", "--config", "{file}", "--out", "{out}"), "yaml"),
+    ],
     "sa-gfn": [
         Load(("eval", "{dir}"), "pickle", name="results.json"),
         Load(("reproduce", "--config", "{file}", "--out", "{out}"), "yaml"),

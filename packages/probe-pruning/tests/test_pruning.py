@@ -8,7 +8,13 @@ import pytest
 import torch
 
 from iclr25.probe_pruning import reference
-from iclr25.probe_pruning.baselines import StaticPruner, flap_global_ratios, flap_head_cost, flap_scores, wanda_sp_scores
+from iclr25.probe_pruning.baselines import (
+    StaticPruner,
+    flap_global_ratios,
+    flap_head_cost,
+    flap_scores,
+    wanda_sp_scores,
+)
 from iclr25.probe_pruning.pruning import (
     PPConfig,
     ProbePruner,
@@ -33,7 +39,7 @@ def test_ratio_adjustment_and_keep_counts():
     assert keep_count(176, 0.53, 8) == 88
     assert heads_kept(32, 0.44) == 32 - 14 and heads_kept(4, 0.53) == 2
     assert keep_count(100, 0.0, 64) == 100
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="skipped"):
         adjusted_ratio(0.4, 3, (0, 1, 2))
 
 
@@ -181,7 +187,7 @@ def test_controls_and_ablations_run(llama, ids, calib):
                   {"probe_select": "random"}, {"probe_select": "first"}, {"probe_seq": 1.0, "probe_bsz": 1.0}):  # fmt: skip
         out = ProbePruner(llama, PPConfig(**{**base.__dict__, **extra})).set_history(stats)(ids)
         assert torch.isfinite(out).all()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="fusion"):
         PPConfig(fusion="fixed:2")
     with pytest.raises(RuntimeError):
         ProbePruner(llama, base)(ids)

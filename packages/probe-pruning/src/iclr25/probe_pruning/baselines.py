@@ -119,7 +119,10 @@ class StaticPruner(LayerwiseRunner):
                 if kind == "attn":
                     sc, n = wanda_sp_scores(s.mean_sq, W, H), heads_kept(H, self.r_adj)
                 else:
-                    sc, n = wanda_sp_scores(s.mean_sq, W), keep_count(cfg.intermediate_size, self.r_adj, self.round_multiple)
+                    sc, n = (
+                        wanda_sp_scores(s.mean_sq, W),
+                        keep_count(cfg.intermediate_size, self.r_adj, self.round_multiple),
+                    )
                 self.kept[(i, kind)] = sc.topk(n).indices.sort().values
             return self
         scores = {key: flap_scores(s.variance, weights[key]) for key, s in blocks.items()}

@@ -108,19 +108,20 @@ def _prune(args: argparse.Namespace, command: str) -> int:
     from iclr25.shared.results import atomic_write_json
     from iclr25.shared.run import open_run_folder
 
+    # the user's files are read first (each refused on one line if unusable), the model last
+    tokenize = data.load_tokenizer(cfg.tokenizer) if cfg.tokenizer else None
+    text = data.load_wikitext(cfg.data) if cfg.data else None
+    c4_docs = data.read_c4(cfg.calib) if cfg.calib and cfg.method != "dense" else None
     model = hf_io.from_pretrained_dir(cfg.model).to(device)
     n_layers = model.cfg.num_hidden_layers
-    if any(s >= n_layers for s in cfg.skip_layers) or len(set(cfg.skip_layers)) >= n_layers:
+    bad_skip = any(s >= n_layers for s in cfg.skip_layers) or len(set(cfg.skip_layers)) >= n_layers
+    if cfg.method != "dense" and bad_skip:
         raise CliError(f"--skip-layers {cfg.skip_layers} does not fit a model of {n_layers} layers")
-    if cfg.tokenizer:
-        tokenize = data.load_tokenizer(cfg.tokenizer)
-    elif (Path(cfg.model) / "tokenizer.json").is_file():
-        tokenize = data.load_tokenizer(Path(cfg.model) / "tokenizer.json")
-    else:
-        tokenize = data.byte_tokenize
-    text = data.load_wikitext(cfg.data) if cfg.data else data.python_source_text()
-    tokens = data.to_tokens(text, tokenize)
-    tokens = data.split_tokens(tokens)[1] if not cfg.data else tokens
+    if tokenize is None:
+        folder_tok = Path(cfg.model) / "tokenizer.json"
+        tokenize = data.load_tokenizer(folder_tok) if folder_tok.is_file() else data.byte_tokenize
+    tokens = data.to_tokens(text if text is not None else data.python_source_text(), tokenize)
+    tokens = data.split_tokens(tokens)[1] if text is None else tokens
     if int(tokens.max()) >= model.cfg.vocab_size:
         raise CliError(f"token ids reach {int(tokens.max())} but the model's vocabulary has {model.cfg.vocab_size}")
     evals = data.batches(data.random_windows(tokens, cfg.batches * cfg.batch, cfg.seq_len, args.seed), cfg.batch)
@@ -128,8 +129,8 @@ def _prune(args: argparse.Namespace, command: str) -> int:
     settings: dict = {"config": {**cfg.__dict__}, "seed": args.seed, "device": device}
     result: dict = {"dense_ppl": evaluate_ppl(model, evals)}
     if cfg.method != "dense":
-        if cfg.calib:
-            calib = data.load_c4_windows(cfg.calib, cfg.calib_windows, cfg.seq_len, args.seed, tokenize)
+        if c4_docs is not None:
+            calib = data.load_c4_windows(c4_docs, cfg.calib_windows, cfg.seq_len, args.seed, tokenize)
         else:
             prose = data.split_tokens(data.to_tokens(data.prose_text(), tokenize))[0]
             calib = data.random_windows(prose, cfg.calib_windows, cfg.seq_len, args.seed + 1)

@@ -131,13 +131,22 @@ def load_wikitext(path: str | Path) -> str:
         return "\n\n".join(raw.decode("utf-8").splitlines())
 
 
-def load_c4_windows(path: str | Path, n: int, seq: int, seed: int, tokenize: Tokenize = byte_tokenize) -> Tensor:
-    """`n` calibration windows from a C4 `json.gz` shard: seeded random documents longer than `seq` tokens, one
-    random `seq`-window each (official sampling)."""
-    path = Path(path)
+def read_c4(path: str | Path) -> list[str]:
+    """The `text` of every JSON line of a C4 `json.gz` shard."""
     with reading_file(path, "C4 json.gz shard") as p:
         with gzip.open(p, "rt", encoding="utf-8") as f:
             docs = [json.loads(line)["text"] for line in f if line.strip()]
+        if not docs or not all(isinstance(d, str) for d in docs):
+            raise ValueError("no 'text' strings")
+    return docs
+
+
+def load_c4_windows(
+    path: str | Path | list[str], n: int, seq: int, seed: int, tokenize: Tokenize = byte_tokenize
+) -> Tensor:
+    """`n` calibration windows from a C4 `json.gz` shard: seeded random documents longer than `seq` tokens, one
+    random `seq`-window each (official sampling)."""
+    docs = path if isinstance(path, list) else read_c4(path)
     rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
     tries = 0

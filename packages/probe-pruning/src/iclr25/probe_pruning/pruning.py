@@ -354,10 +354,8 @@ class ProbePruner(LayerwiseRunner):
             F = hist[: X.shape[1]]
         else:
             probe, b_idx, s_idx = select_probe(X, R, c.probe_seq, c.probe_bsz, c.order, c.probe_select, self.generator)
-            if kind == "attn":  # attention among the probe tokens only, RoPE at their true positions
-                z = block.attn_inner(probe, pos[s_idx])
-            else:
-                z = block.mlp_inner(probe)
+            # attention among the probe tokens only, RoPE at their true positions; MLP: act(gate) * up
+            z = block.attn_inner(probe, pos[s_idx]) if kind == "attn" else block.mlp_inner(probe)
             P = z.float().pow(2).sum(0) / z.shape[0]  # (n_s, C)
             F = P if c.fusion == "probe_only" else importance_scaled_fusion(P, hist[s_idx], c.eps, self.rho)
         C = F.sum(0)  # sum over the selected positions

@@ -53,7 +53,13 @@ def run(
             metrics, throughput, figures = _measure_full(cfg, r)
             notes = "Full preset: a local HF checkpoint, WikiText2 test windows, C4 calibration windows."
         else:
-            metrics, throughput, figures = _measure_tiny(cfg, r)
+            from contextlib import nullcontext
+
+            from iclr25.shared.device import torch_threads
+
+            # the tiny model's small matrices run fastest on one thread per process (seeds train in parallel)
+            with torch_threads(1) if r.device == "cpu" else nullcontext():
+                metrics, throughput, figures = _measure_tiny(cfg, r)
             notes = (
                 "Tiny byte-level LLaMA trained here; domain A = English prose (Python docs topics), domain B = "
                 "Python standard-library source. PPL = exp(mean batch loss). Probe FLOPs are analytic."
@@ -132,7 +138,7 @@ def _measure_tiny(cfg: Config, r: Any) -> tuple[dict, dict, list[str]]:
     code = data.to_tokens(data.python_source_text(cfg.corpus_bytes))
     a_train, a_test = data.split_tokens(prose)
     b_train, b_test = data.split_tokens(code)
-    metrics: dict[str, Any] = {"corpus_tokens": {"A": int(len(prose)), "B": int(len(code))}}
+    metrics: dict[str, Any] = {"corpus_tokens": {"A": len(prose), "B": len(code)}}
     n_eval = cfg.eval_batches * cfg.eval_batch
     train_sps, eval_sps = [], []
     seeds = [r.seed + k for k in range(cfg.seeds)]
@@ -166,7 +172,9 @@ def _measure_tiny(cfg: Config, r: Any) -> tuple[dict, dict, list[str]]:
                     entry["r_adjusted"] = runner.r_adj
                     entry["kept_units"] = _kept(runner)
                     entry["probe_b_idx_last_batch"] = {f"{i}.{kd}": d.b_idx.tolist() for (i, kd), d in runner.decisions.items()}  # fmt: skip
-                    entry["probe_s_idx_last_batch_layer1_mlp"] = runner.decisions[(pruned_layers[0], "mlp")].s_idx.tolist()
+                    entry["probe_s_idx_last_batch_layer1_mlp"] = runner.decisions[
+                        (pruned_layers[0], "mlp")
+                    ].s_idx.tolist()
                 if method == "flap" and domain == "B":
                     entry["flap_kept_units"] = runner.kept_counts()
             entry[f"ppl_{domain}"] = ppl
@@ -205,6 +213,7 @@ def _measure_tiny(cfg: Config, r: Any) -> tuple[dict, dict, list[str]]:
     if "latency" in metrics:
         throughput.update({f"{k}_tokens_per_s": v["tokens_per_s"] for k, v in metrics["latency"].items()})
     figures = [_figure(metrics, cfg, r.dir)]
+    metrics["measure_wall_s"] = r.elapsed()[0]
     return metrics, throughput, figures
 
 
@@ -322,12 +331,18 @@ def claims(metrics: dict[str, Any], config: Config) -> list[Claim]:
         Claim("kept_flops_fraction", "analytic FLOPs of the pruned forward / dense", "not given for this setting",
               round(fl["kept_fraction"], 4), "reported", True, False, 0.0)
     )  # fmt: skip
+    if "measure_wall_s" in metrics:
+        wall = metrics["measure_wall_s"]
+        out.append(
+            Claim("wall_time_s", "the whole run (2 seeds, training included) takes <= 3 min", "spec: quick <= 3 min",
+                  round(wall, 1), "<= 180 s (on the machine and load of the run)", wall <= 180, False, 1e4)
+        )  # fmt: skip
     if "latency" in metrics:
         lat = metrics["latency"]
         ratio = lat["pp"]["seconds"] / lat["dense"]["seconds"]
         out.append(
             Claim("pp_latency_vs_dense", "PP forward (probing included) time / dense time, CPU tiny model",
-                  "faster than dense on LLaMA-2-7B (GPU)", round(ratio, 3), "< 1", ratio < 1, False, None)
+                  "faster than dense on LLaMA-2-7B (GPU)", round(ratio, 3), "< 1", ratio < 1, False, 1.0)
         )  # fmt: skip
     return out
 
