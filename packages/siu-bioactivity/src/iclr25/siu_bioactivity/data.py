@@ -244,7 +244,9 @@ def _dock_and_vote(
         "n_two_successful": int(good.sum()),
         "accept_rate_two_successful": float(accepted[good].mean()) if good.any() else float("nan"),
         "agreeing_rmsd": float(err[accepted][agreeing[accepted]].mean()) if accepted.any() else float("nan"),
-        "program_rmsd_on_accepted": {p.name: float(err[accepted, k].mean()) for k, p in enumerate(progs)},
+        "program_rmsd_on_accepted": {
+            p.name: float(err[accepted, k].mean()) if accepted.any() else float("nan") for k, p in enumerate(progs)
+        },
         "program_rmsd_all": {p.name: float(err[:, k].mean()) for k, p in enumerate(progs)},
         "program_sigma": {p.name: p.sigma for p in progs},
         "program_p_fail": {p.name: p.p_fail for p in progs},
