@@ -31,11 +31,13 @@ def test_ci_claims(tmp_path):
 
 def test_gate_fails_on_broken_variants(tmp_path):
     """Bump-level truth lets the signal prior alone pass the mask claim; count_scale = 1 finds none of the boxes."""
-    broken = dataclasses.replace(PRESETS["ci"], n_genes=300, seeds=1, caller_seeds=1, truth="bump", count_scale=1.0)
-    report = run("ci", tmp_path / "broken", device="cpu", config=broken)
-    failed = {c.name for c in report.failed_gated}
-    assert {"generator_off_auprc", "macs_precision", "caller_boxes_found"} <= failed
-    assert report.metrics["summary"]["generator_off_auprc_max"] > 0.4
+    small = dataclasses.replace(PRESETS["ci"], n_genes=300, seeds=1, caller_seeds=1)
+    bump = run("ci", tmp_path / "bump", device="cpu", config=dataclasses.replace(small, truth="bump"))
+    assert {c.name for c in bump.failed_gated} == {"generator_off_auprc", "macs_precision"}
+    assert bump.metrics["summary"]["generator_off_auprc_max"] > 0.4  # pilot 0.56: the prior alone passes
+    means = run("ci", tmp_path / "means", device="cpu", config=dataclasses.replace(small, count_scale=1.0))
+    assert "caller_boxes_found" in {c.name for c in means.failed_gated}
+    assert means.metrics["summary"]["caller_boxes_found_min"] == 0
 
 
 def test_tiny_learned_run_reports_learned_claims(tmp_path):
