@@ -111,3 +111,11 @@ def test_presets_and_bad_scale(tmp_path):
         run("full", tmp_path / "y")
     with pytest.raises(ValueError, match="dock_sigma"):
         Config(dock_sigma=(0.5,), dock_p_fail=(0.1,))
+
+
+@pytest.mark.claims
+def test_mlp_passes_the_same_gates():
+    """The optional torch MLP (2 hidden layers, masked MSE, one head per type) must pass the same gates."""
+    cfg = replace(PRESETS["ci"], model="mlp")
+    failed = [c.name for c in claims(measure(cfg), cfg) if c.gated and not c.holds]
+    assert not failed, failed

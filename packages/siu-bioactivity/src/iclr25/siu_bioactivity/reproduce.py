@@ -83,6 +83,12 @@ def run_seed(cfg: Config, seed: int) -> dict[str, Any]:
         "seed": seed,
     }
     out: dict[str, Any] = {}
+    threads = None
+    if cfg.model == "mlp":  # tiny networks: one thread (several oversubscribe a shared CPU for no gain)
+        import torch
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
     t2 = time.perf_counter()
     n_fit = 0
     for regime, cs in regimes.items():
@@ -94,6 +100,10 @@ def run_seed(cfg: Config, seed: int) -> dict[str, Any]:
                 evaluate_bioactivity(pred, world.test.labels, world.test.pocket_ids), cfg.star_metric
             )
     t_fit = time.perf_counter() - t2
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
     v = world.siu.vote
     out["vote"] = {
         **{
