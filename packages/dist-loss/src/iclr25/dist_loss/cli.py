@@ -17,11 +17,13 @@ from iclr25.shared.cli import (
     CliError,
     add_config_args,
     add_run_args,
+    add_scale_out_args,
     check_verb_flags,
     config_from_args,
     guarded,
     make_parser,
     reproduce_command,
+    scale_out_from_args,
 )
 from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
 
@@ -70,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run a preset and check the paper's claims")
-    add_run_args(rep, scales=PAPER.scales)
+    add_run_args(rep, scales=PAPER.scales, scale_out=True)
 
     syn = sub.add_parser("synth", help="write the AgeDB-DIR-shaped synthetic task as .npz")
     syn.add_argument("--seed", type=int, default=0)
@@ -103,6 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
     tr.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: %(default)s)")
     tr.add_argument("--quiet", action="store_true", help="no progress output")
+    add_scale_out_args(tr)  # --checkpoint-every counts epochs here
 
     ev = sub.add_parser("eval", help="per-region (many/median/few-shot) metrics of a trained model")
     ev.add_argument("--model", type=Path, required=True, help="model.pt written by `train`")
@@ -198,22 +201,28 @@ def _cmd_synth(args: argparse.Namespace) -> int:
 def _cmd_train(args: argparse.Namespace) -> int:
     method = method_for(args.loss, args.reweight)
     cfg = config_from_args(args, TrainConfig())  # values checked before anything heavy is imported
+    scale_out = scale_out_from_args(args)
     out = check_verb_flags(args, SLUG, "train", method)
     data = _load_data(args.data, args.seed)  # validate the inputs before creating the run folder
     ckpt = _load_checkpoint(args.pretrained) if args.stage == "rrt" and args.pretrained is not None else None
     if ckpt is not None and ckpt["arch"].get("in_dim") != data.x_train.shape[1]:
         raise ValueError(f"the checkpoint expects {ckpt['arch'].get('in_dim')} features, the data has "
                          f"{data.x_train.shape[1]}")  # fmt: skip
-    with open_run_folder(out, args.overwrite, paper=SLUG, command="train") as run_dir:
-        metrics = _train(args, cfg, method, data, ckpt, run_dir)
+    resume = scale_out.resume == "auto"
+    with open_run_folder(out, args.overwrite, paper=SLUG, command="train", resume=resume) as run_dir:
+        metrics = _train(args, cfg, method, data, ckpt, run_dir, scale_out)
+    if metrics is None:  # a process besides rank 0 of a multi-process run
+        return 0
     print(f"{method} ({args.stage}): test MAE all {metrics['all_mae']:.3f}, many {metrics['many_mae']:.3f}, "
           f"median {metrics['median_mae']:.3f}, few {metrics['few_mae']:.3f}")  # fmt: skip
     print(f"model written to {Path(out) / 'model.pt'}")
     return 0
 
 
-def _train(args: argparse.Namespace, cfg: TrainConfig, method: str, data, ckpt: dict | None, run_dir: Path) -> dict:
-    """Train (stage 1 + RRT head, or end to end) into `run_dir`; the test metrics."""
+def _train(
+    args: argparse.Namespace, cfg: TrainConfig, method: str, data, ckpt: dict | None, run_dir: Path, scale_out=None
+) -> dict | None:
+    """Train (stage 1 + RRT head, or end to end) into `run_dir`; the test metrics (None in a follower process)."""
     import dataclasses
 
     import numpy as np
@@ -221,15 +230,27 @@ def _train(args: argparse.Namespace, cfg: TrainConfig, method: str, data, ckpt: 
 
     from iclr25.dist_loss.train import MLP, evaluate, fit, make_loss, rrt
     from iclr25.shared.device import configure_torch, pick_device
+    from iclr25.shared.fabric import Checkpointer, ScaleOut
     from iclr25.shared.logging import MetricsLogger
     from iclr25.shared.progress import progress
     from iclr25.shared.results import atomic_write_json
+    from iclr25.shared.run import is_follower, launch_fabric
     from iclr25.shared.seed import seed_everything
 
+    scale_out = scale_out or ScaleOut()
     seed_everything(args.seed)
     device = pick_device(args.device)
     configure_torch(device, threads=cfg.threads)
+    fabric = launch_fabric(run_dir, args.device, scale_out) if scale_out.distributed else None
+    if fabric is not None:
+        device = str(fabric.device)
     gen = torch.Generator().manual_seed(args.seed)
+    wanted = scale_out.checkpoint_every or scale_out.resume
+    every = scale_out.checkpoint_every or max(1, cfg.epochs // 10)
+
+    def scale(name: str) -> dict:
+        ckpts = Checkpointer(run_dir / "checkpoints" / name, every) if wanted else None
+        return {"fabric": fabric, "checkpointer": ckpts, "resume": scale_out.resume if wanted else None}
 
     def t(a: np.ndarray) -> torch.Tensor:
         return torch.as_tensor(a, dtype=torch.float32, device=device)
@@ -244,7 +265,7 @@ def _train(args: argparse.Namespace, cfg: TrainConfig, method: str, data, ckpt: 
         model = MLP(**arch, bias_init=float(data.y_train.mean())).to(device)
         setup = make_loss(m, data.y_train, cfg.batch_size, device=device, **kw)
         fit(model, list(model.parameters()), x_tr, t(data.y_train), setup, x_val, data.y_val,
-            cfg.epochs, cfg.batch_size, cfg.lr, select, gen)  # fmt: skip
+            cfg.epochs, cfg.batch_size, cfg.lr, select, gen, **scale(f"stage1-{m}"))  # fmt: skip
         bar.update()
         return model
 
@@ -255,11 +276,14 @@ def _train(args: argparse.Namespace, cfg: TrainConfig, method: str, data, ckpt: 
             backbone = _build_model(ckpt, args.pretrained).to(device)
         else:
             backbone = train_full("l1", "plain")
-            torch.save({"arch": arch, "state_dict": backbone.state_dict()}, run_dir / "backbone.pt")
+            if not is_follower():
+                torch.save({"arch": arch, "state_dict": backbone.state_dict()}, run_dir / "backbone.pt")
         model, _ = rrt(backbone, method, x_tr, data.y_train, x_val, data.y_val, cfg.epochs, cfg.batch_size,
-                       cfg.lr, gen, head_init=args.head_init, **kw)  # fmt: skip
+                       cfg.lr, gen, head_init=args.head_init, **scale(f"rrt-{method}"), **kw)  # fmt: skip
         bar.update()
     bar.close()
+    if is_follower():  # rank 0 writes the model and the metrics
+        return None
     torch.save({"arch": arch, "state_dict": model.state_dict(), "method": method}, run_dir / "model.pt")
     metrics = evaluate(model, x_te, data.y_test, x_tr, data.y_train)
     atomic_write_json(run_dir / "metrics.json", {"method": method, "stage": args.stage, "test": metrics})

@@ -76,6 +76,7 @@ class Config:
     resnet_layers: tuple[int, ...] = (3, 4, 6, 3)  # ResNet-50
     resnet_width: int = 64
     num_workers: int = 4
+    checkpoint_every: int = 0  # epochs between checkpoints of every fit (0: none); --checkpoint-every too
 
     def __post_init__(self) -> None:
         for name in ("seeds", "data_scale", "dim", "hidden", "epochs_stage1", "epochs_stage2"):
@@ -115,6 +116,7 @@ class Config:
         check_each("resnet_layers", self.resnet_layers, check_int_at_least, 1)
         check_int_at_least("resnet_width", self.resnet_width, 1)
         check_int_at_least("num_workers", self.num_workers, 0)
+        check_int_at_least("checkpoint_every", self.checkpoint_every, 0)
 
 
 PRESETS: dict[str, Config] = {
@@ -127,7 +129,9 @@ PRESETS: dict[str, Config] = {
         figures=False,
     ),
     "quick": Config(),
-    "full": Config(data_scale=16, epochs_stage1=90, epochs_stage2=90, lr_steps=(60, 80), threads=0),
+    "full": Config(
+        data_scale=16, epochs_stage1=90, epochs_stage2=90, lr_steps=(60, 80), threads=0, checkpoint_every=10
+    ),
 }
 
 

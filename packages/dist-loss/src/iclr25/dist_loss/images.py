@@ -133,10 +133,33 @@ class DirImages(torch.utils.data.Dataset):
         return (x - 0.5) / 0.5, torch.tensor(self.labels[i]), i
 
 
-def _loader(ds: DirImages, batch_size: int, shuffle: bool, workers: int, gen: torch.Generator | None = None) -> Any:
+def _loader(
+    ds: DirImages, batch_size: int, shuffle: bool, workers: int, gen: torch.Generator | None = None, fabric: Any = None
+) -> Any:
+    if fabric is not None and fabric.world_size > 1 and shuffle:  # this process's share of every global batch
+        sampler = _ShareSampler(len(ds), batch_size, fabric.global_rank, fabric.world_size, gen)
+        return torch.utils.data.DataLoader(ds, batch_sampler=sampler, num_workers=workers, generator=gen)
     return torch.utils.data.DataLoader(
         ds, batch_size=batch_size, shuffle=shuffle, drop_last=shuffle, num_workers=workers, generator=gen
     )
+
+
+class _ShareSampler(torch.utils.data.Sampler):
+    """The batches of one shuffled order (drop_last), drawn alike by every process; yields this process's share."""
+
+    def __init__(self, n: int, batch_size: int, rank: int, world: int, gen: torch.Generator | None) -> None:
+        if batch_size % world:
+            raise ValueError(f"batch_size {batch_size} must be a multiple of the {world} processes")
+        self.n, self.b, self.rank, self.world, self.gen = n, batch_size, rank, world, gen
+
+    def __iter__(self) -> Any:
+        perm = torch.randperm(self.n, generator=self.gen).tolist()
+        share = self.b // self.world
+        for i in range(0, self.n - self.b + 1, self.b):
+            yield perm[i + self.rank * share : i + (self.rank + 1) * share]
+
+    def __len__(self) -> int:
+        return self.n // self.b
 
 
 def _predict(model: nn.Module, loader: Any, device: str) -> np.ndarray:
@@ -157,36 +180,83 @@ def _fit(
     device: str,
     select: str,
     backbone_train: bool,
+    fabric: Any = None,
+    checkpointer: Any = None,
+    resume: str | None = None,
+    gen: torch.Generator | None = None,
 ) -> float:
-    """Adam + MultiStepLR, keep the best val epoch (`select`: plain|balanced MAE); returns samples/s."""
-    from iclr25.dist_loss.metrics import balanced_mae
+    """Adam + MultiStepLR, keep the best val epoch (`select`: plain|balanced MAE); returns samples/s.
 
+    With `fabric` (several processes; `train` yields this process's share of each batch) the predictions,
+    labels and indices are gathered so the loss is the whole batch's, the gradients are summed over processes and
+    the BatchNorm statistics (per process during the epoch) are averaged at its end. With `checkpointer` (its
+    `every` counts epochs) the fit is saved at epoch ends and `resume` continues it."""
+    from iclr25.dist_loss.metrics import balanced_mae
+    from iclr25.dist_loss.train import batch_predictions, combine_gradients
+
+    world = fabric.world_size if fabric is not None else 1
     opt = torch.optim.Adam(params + setup.params, lr=config.lr)
     sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=list(config.lr_steps), gamma=0.1)
-    best, best_state, seen, seconds = float("inf"), None, 0, 0.0
-    for _ in range(config.epochs_stage1 if backbone_train else config.epochs_stage2):
+    state: dict[str, Any] = {"model": model, "optimizer": opt, "scheduler": sched, "step": 0}
+    if checkpointer is not None:
+        state.update(best=float("inf"), best_state={}, seen=0, seconds=0.0)
+        if gen is not None:
+            state["gen"] = gen.get_state()
+        checkpointer.resume(resume, state, fabric)
+        if gen is not None:
+            gen.set_state(state["gen"])
+    best, best_state = float(state.get("best", float("inf"))), state.get("best_state") or None
+    seen, seconds = int(state.get("seen", 0)), float(state.get("seconds", 0.0))
+    epochs = config.epochs_stage1 if backbone_train else config.epochs_stage2
+    for epoch in range(int(state["step"]), epochs):
         model.train()
         if not backbone_train:
             model.features.eval()  # frozen backbone, BatchNorm statistics included
         start = time.perf_counter()
         for x, y, idx in train:
-            x, y = x.to(device), y.to(device)
+            x, y, idx = x.to(device), y.to(device), idx.to(device)
             pred = model(x)
-            w = None if setup.weights is None else setup.weights[idx.to(device)]
+            if world > 1:
+                pred = batch_predictions(fabric, pred)
+                y = fabric.all_gather(y).reshape(-1)
+                idx = fabric.all_gather(idx).reshape(-1)
+            w = None if setup.weights is None else setup.weights[idx]
             loss = setup.loss(pred, y, w)
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            if world > 1:
+                combine_gradients(fabric, params, setup.params)
             opt.step()
-            seen += x.shape[0]
+            seen += y.shape[0]
         sched.step()
+        if world > 1:
+            _average_buffers(fabric, model)
         seconds += time.perf_counter() - start
         pred_val = _predict(model, val, device)
         score = float(np.mean(np.abs(pred_val - y_val))) if select == "plain" else balanced_mae(pred_val, y_val)
         if score < best:
             best, best_state = score, copy.deepcopy(model.state_dict())
+        if checkpointer is not None:
+            state.update(step=epoch + 1, best=best, best_state=best_state or {}, seen=seen, seconds=seconds)
+            if gen is not None:
+                state["gen"] = gen.get_state()
+            if checkpointer.maybe_save(state, fabric) is None and epoch + 1 == epochs:
+                checkpointer.save(state, fabric)
     if best_state is not None:
         model.load_state_dict(best_state)
     return seen / max(seconds, 1e-9)
+
+
+def _average_buffers(fabric: Any, model: nn.Module) -> None:
+    """Average the floating-point buffers (BatchNorm running statistics) over processes, so every process
+    evaluates and selects with the same model."""
+    buffers = [b for b in model.buffers() if b.is_floating_point()]
+    if buffers:
+        flat = fabric.all_reduce(torch.cat([b.reshape(-1) for b in buffers]), reduce_op="mean")
+        offset = 0
+        for b in buffers:
+            b.copy_(flat[offset : offset + b.numel()].view_as(b))
+            offset += b.numel()
 
 
 def _metrics(pred: np.ndarray, y: np.ndarray, train_pred: np.ndarray, y_train: np.ndarray) -> dict[str, float]:
@@ -211,7 +281,7 @@ def _meta_csv(data_dir: Path, meta_csv: str) -> Path:
 
 
 def image_stage1_and_heads(
-    config: Any, seed: int, device: str
+    config: Any, seed: int, device: str, scale: Any = None
 ) -> tuple[dict[str, dict[str, float]], dict[str, Any], dict[str, float]]:
     """One seed on a real DIR folder: stage 1 ResNet with plain L1, then an RRT head per method.
 
@@ -235,7 +305,14 @@ def image_stage1_and_heads(
     seed_everything(seed)
     gen = torch.Generator().manual_seed(seed)
     size, workers, b = config.image_size, config.num_workers, config.batch_size
-    train = _loader(DirImages(split["train"]["path"], y_train, size, True), b, True, workers, gen)
+
+    def kwargs(name: str) -> dict[str, Any]:
+        return {"gen": gen, **(scale(f"seed{seed}-{name}") if scale is not None else {})}
+
+    fabric = kwargs("stage1-l1").get("fabric")
+    if fabric is not None:
+        device = str(fabric.device)
+    train = _loader(DirImages(split["train"]["path"], y_train, size, True), b, True, workers, gen, fabric)
     plain = {s: _loader(DirImages(d["path"], d["age"], size), b, False, workers) for s, d in split.items()}
     y_val, y_test = split["val"]["age"], split["test"]["age"]
     loss_kwargs = dict(
@@ -246,8 +323,9 @@ def image_stage1_and_heads(
     speed: dict[str, float] = {}
     setup = make_loss("l1", y_train, b, device=device, **loss_kwargs)
     speed["stage1_l1_samples_per_s"] = _fit(
-        model, list(model.parameters()), train, plain["val"], y_val, setup, config, device, "plain", True
-    )
+        model, list(model.parameters()), train, plain["val"], y_val, setup, config, device, "plain", True,
+        **kwargs("stage1-l1"),
+    )  # fmt: skip
     metrics: dict[str, dict[str, float]] = {}
     preds: dict[str, Any] = {"y_train": y_train, "y_test": y_test}
     train_pred = _predict(model, plain["train"], device)
@@ -264,7 +342,7 @@ def image_stage1_and_heads(
         setup = make_loss(method, y_train, b, feature_dim=model.feature_dim, device=device, **loss_kwargs)
         speed[f"rrt_{method}_samples_per_s"] = _fit(
             head_model, list(head_model.head.parameters()), train, plain["val"], y_val, setup, config, device,
-            "balanced", False,
+            "balanced", False, **kwargs(f"rrt_{method}"),
         )  # fmt: skip
         test_pred = _predict(head_model, plain["test"], device)
         train_pred = _predict(head_model, plain["train"], device)

@@ -20,9 +20,10 @@ import numpy as np
 
 from iclr25.dist_loss.config import GATE_METHODS, PRESETS, Config
 from iclr25.dist_loss.names import HEAD_INITS
+from iclr25.shared.fabric import ScaleOut
 from iclr25.shared.progress import Progress
 from iclr25.shared.results import Claim, Report, save_figure
-from iclr25.shared.run import start_run
+from iclr25.shared.run import is_follower, start_run
 
 SLUG = "dist-loss"
 __all__ = ["GATE_METHODS", "PRESETS", "SLUG", "Config", "benchmark_loss", "claims", "measure", "run"]
@@ -35,9 +36,11 @@ def fits_per_seed(config: Config) -> int:
 
 
 def _stage1_and_heads(
-    config: Config, seed: int, device: str, bar: Progress | None = None
+    config: Config, seed: int, device: str, bar: Progress | None = None, scale: Any = None
 ) -> tuple[dict[str, dict[str, float]], dict[str, Any], dict[str, float]]:
-    """One seed: stage 1, every RRT head and (optionally) the end-to-end Dist model (`bar` counts the fits)."""
+    """One seed: stage 1, every RRT head and (optionally) the end-to-end Dist model (`bar` counts the fits).
+
+    `scale(name)`: the fabric/checkpointer/resume keywords of the fit called `name` (see `_scale_out`)."""
     import torch
 
     from iclr25.dist_loss.data import make_tabular
@@ -66,7 +69,7 @@ def _stage1_and_heads(
         setup = make_loss(method, data.y_train, config.batch_size, device=device, **loss_kwargs)
         res = fit(
             model, list(model.parameters()), x_tr, y_tr, setup, x_val, data.y_val,
-            select=select, lr_steps=config.lr_steps, **common,
+            select=select, lr_steps=config.lr_steps, **common, **_kwargs(scale, f"seed{seed}-stage1-{method}"),
         )  # fmt: skip
         speed[f"stage1_{method}_samples_per_s"] = res.samples_per_s
         if bar is not None:
@@ -88,6 +91,7 @@ def _stage1_and_heads(
         model, res = rrt(
             backbone, method, x_tr, data.y_train, x_val, data.y_val, config.epochs_stage2,
             config.batch_size, config.lr, gen, config.lr_steps, head_init, **loss_kwargs,
+            **_kwargs(scale, f"seed{seed}-{key}"),
         )  # fmt: skip
         if bar is not None:
             bar.update()
@@ -300,6 +304,28 @@ def _notes(config: Config) -> str:
     )
 
 
+def _kwargs(scale: Any, name: str) -> dict[str, Any]:
+    return scale(name) if scale is not None else {}
+
+
+def _scale_out(active: Any, config: Config) -> Any:
+    """name -> the fabric/checkpointer/resume keywords of that fit (none unless asked for); None without a run."""
+    options = getattr(active, "scale_out", None)
+    if options is None:
+        return None
+
+    def kwargs(name: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if options.distributed:
+            out["fabric"] = active.fabric
+        if options.checkpoint_every or config.checkpoint_every or options.resume:
+            out["checkpointer"] = active.checkpointer(every=config.checkpoint_every or 10, name=name)
+            out["resume"] = options.resume
+        return out
+
+    return kwargs
+
+
 def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any], dict[str, float], list[str]]:
     """Train and evaluate every seed, time the losses: (metrics, throughput, figure names); per-seed metrics go
     to the run's logger, figures into its folder."""
@@ -320,10 +346,10 @@ def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any],
         if config.data_dir:
             from iclr25.dist_loss.images import image_stage1_and_heads
 
-            metrics, preds, speed = image_stage1_and_heads(config, s, dev)
+            metrics, preds, speed = image_stage1_and_heads(config, s, dev, scale=_scale_out(active, config))
             bar.update()
         else:
-            metrics, preds, speed = _stage1_and_heads(config, s, dev, bar)
+            metrics, preds, speed = _stage1_and_heads(config, s, dev, bar, scale=_scale_out(active, config))
         for method, values in metrics.items():
             per_seed.setdefault(method, []).append(values)
             active.logger.log({"seed": s, "method": method, **values})
@@ -334,7 +360,7 @@ def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any],
     bench = benchmark_loss(config.bench_batches, config.bench_repeats, dev, config.eps)
     throughput = {k: float(np.mean([s[k] for s in speeds])) for k in speeds[0]}
     throughput.update(bench)
-    figures = _figures(active.dir, first_preds, config.methods) if config.figures else []
+    figures = _figures(active.dir, first_preds, config.methods) if config.figures and not is_follower() else []
     metrics = {"test": summary, "device": dev, "torch_threads": torch.get_num_threads()}
     return metrics, throughput, figures
 
@@ -348,10 +374,26 @@ def run(
     wandb: str = "off",
     overwrite: bool = False,
     config: Config | None = None,
+    scale_out: ScaleOut | None = None,
 ) -> Report:
-    """Run the preset `scale` (or `config`), write results.json + report.md + figures, return the Report."""
+    """Run the preset `scale` (or `config`), write results.json + report.md + figures, return the Report.
+
+    `scale_out` (`--devices`, `--resume auto`, ...): every fit (stage 1, the RRT heads, end to end; MLP or
+    ResNet) goes through Lightning Fabric with each batch split over the processes (the loss stays the whole
+    batch's), and is checkpointed at epoch ends so that an interrupted run continues."""
+    if scale_out is not None and scale_out.resume not in (None, "auto"):
+        raise ValueError("reproduce trains many models: --resume takes 'auto' (continue the run in --out)")
     with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
+        SLUG,
+        scale,
+        PRESETS,
+        out=out,
+        seed=seed,
+        device=device,
+        wandb=wandb,
+        overwrite=overwrite,
+        config=config,
+        scale_out=scale_out,
     ) as active:
         metrics, throughput, figures = measure(active.config, active, seed)
         return active.report(

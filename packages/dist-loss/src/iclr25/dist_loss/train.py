@@ -8,7 +8,10 @@ validation MAE. The end-to-end variant trains the whole network with the loss un
 Losses by method name (`METHODS`): l1, mse, focal_l1, dist (unweighted Dist Loss), inverse (inverse
 re-weighted L1), dist_inverse (Dist Loss + inverse weights, official weighting), sqinv_lds
 (sqrt-inverse + LDS re-weighted L1), sqinv_lds_fds (+ FDS on the penultimate features), bmc (Balanced MSE).
-A plain torch loop: the models are small and the loss has a custom backward, so no Lightning here.
+A plain torch loop: the models are small and the loss has a custom backward. With a Lightning Fabric of several
+processes (`--devices`), each process computes the predictions of its share of every batch, the predictions are
+gathered so that the loss (Dist Loss compares the whole batch's sorted predictions with the batch's pseudo-labels)
+is the loss of the whole batch, and the gradients are summed over processes: the same steps as one process.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -153,36 +157,66 @@ def fit(
     generator: torch.Generator,
     lr_steps: tuple[int, ...] = (),
     features_fn: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    *,
+    fabric: Any = None,
+    checkpointer: Any = None,
+    resume: str | None = None,
 ) -> TrainResult:
     """Adam, shuffled mini-batches with drop_last, keep the epoch with the best val MAE (`select`: plain|balanced).
 
     `features_fn` maps a batch of inputs to the head's input (the backbone); with FDS the features are
     calibrated before the head from epoch 1 on, and FDS statistics are updated at every epoch end.
+    With `fabric` (several processes) each process predicts its share of every batch and the loss is the whole
+    batch's (see the module docstring). With `checkpointer` (its `every` counts epochs), the model, optimiser,
+    scheduler, generator, selection state and history are saved at epoch ends; `resume` ("auto" or a file)
+    continues from one with the same result as an uninterrupted fit.
     """
     if select not in ("plain", "balanced"):
         raise ValueError(f"select must be plain or balanced, got {select!r}")
     n = x.shape[0]
     if n < batch_size:
         raise ValueError(f"batch size {batch_size} exceeds the {n} training samples (drop_last would skip all)")
+    rank, world = (fabric.global_rank, fabric.world_size) if fabric is not None else (0, 1)
+    if batch_size % world:
+        raise ValueError(f"batch_size {batch_size} must be a multiple of the {world} processes")
+    share = batch_size // world
     opt = torch.optim.Adam(params + setup.params, lr=lr)
     sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=list(lr_steps), gamma=0.1)
-    best, best_state, best_epoch, history = float("inf"), None, -1, []
-    seconds, seen = 0.0, 0
-    for epoch in range(epochs):
+    state: dict[str, Any] = {"model": model, "optimizer": opt, "scheduler": sched, "step": 0}
+    if checkpointer is not None:
+        state.update(best=float("inf"), best_epoch=-1, best_state={}, history=[], seconds=0.0, seen=0)
+        state.update(gen=generator.get_state(), extra=[p.detach().clone() for p in setup.params])
+        if setup.fds is not None:
+            state["fds"] = setup.fds
+        checkpointer.resume(resume, state, fabric)
+        generator.set_state(state["gen"])
+        with torch.no_grad():
+            for p, saved in zip(setup.params, state["extra"], strict=True):
+                p.copy_(saved)
+    best, best_epoch, history = float(state.get("best", float("inf"))), int(state.get("best_epoch", -1)), []
+    best_state = state.get("best_state") or None
+    history = list(state.get("history", []))
+    seconds, seen = float(state.get("seconds", 0.0)), int(state.get("seen", 0))
+    for epoch in range(int(state["step"]), epochs):
         model.train()
         perm = torch.randperm(n, generator=generator).to(x.device)
         start = time.perf_counter()
         for i in range(0, n - batch_size + 1, batch_size):  # drop_last
             idx = perm[i : i + batch_size]
+            mine = idx[rank * share : (rank + 1) * share]
             if setup.fds is not None and features_fn is not None:
-                feats = setup.fds(features_fn(x[idx]), y[idx], epoch)
+                feats = setup.fds(features_fn(x[mine]), y[mine], epoch)
                 pred = model.head(feats).reshape(-1)
             else:
-                pred = model(x[idx])
+                pred = model(x[mine])
+            if world > 1:
+                pred = batch_predictions(fabric, pred)
             w = None if setup.weights is None else setup.weights[idx]
             loss = setup.loss(pred, y[idx], w)
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            if world > 1:
+                combine_gradients(fabric, params, setup.params)
             opt.step()
             seen += batch_size
         sched.step()
@@ -198,9 +232,40 @@ def fit(
         score = mae if select == "plain" else bal
         if score < best:
             best, best_epoch, best_state = score, epoch, copy.deepcopy(model.state_dict())
+        if checkpointer is not None:
+            state.update(step=epoch + 1, best=best, best_epoch=best_epoch, best_state=best_state or {})
+            state.update(history=history, seconds=seconds, seen=seen, gen=generator.get_state())
+            state["extra"] = [p.detach().clone() for p in setup.params]
+            if checkpointer.maybe_save(state, fabric) is None and epoch + 1 == epochs:
+                checkpointer.save(state, fabric)  # the end, so a resumed run goes straight on
     if best_state is not None:
         model.load_state_dict(best_state)
     return TrainResult(model, best_epoch, history, seen / max(seconds, 1e-9))
+
+
+def batch_predictions(fabric: Any, pred: torch.Tensor) -> torch.Tensor:
+    """The whole batch's predictions from every process's equal share, in rank order; only this process's share
+    carries its gradient (`combine_gradients` then sums the shares' parameter gradients)."""
+    parts = list(fabric.all_gather(pred.detach()).reshape(fabric.world_size, -1).unbind(0))
+    parts[fabric.global_rank] = pred
+    return torch.cat(parts)
+
+
+def combine_gradients(fabric: Any, params: list[nn.Parameter], extra: list[nn.Parameter] = ()) -> None:
+    """After a backward through `batch_predictions`: sum the model's gradients over processes (each holds its
+    share's part of the batch gradient); average those of `extra` parameters of the loss (each process holds
+    the whole gradient, e.g. Balanced MSE's noise scale). One all-reduce."""
+    model = [p for p in params if p.requires_grad]
+    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in [*model, *extra]]
+    if not grads:
+        return
+    scale = [1.0] * len(model) + [1.0 / fabric.world_size] * len(extra)
+    flat = torch.cat([g.reshape(-1) * s for g, s in zip(grads, scale, strict=True)])
+    flat = fabric.all_reduce(flat, reduce_op="sum")
+    offset = 0
+    for p, g in zip([*model, *extra], grads, strict=True):
+        p.grad = flat[offset : offset + g.numel()].view_as(g).clone()
+        offset += g.numel()
 
 
 class _Head(nn.Module):
@@ -225,6 +290,9 @@ def rrt(
     generator: torch.Generator,
     lr_steps: tuple[int, ...] = (),
     head_init: str = "zero",
+    fabric: Any = None,
+    checkpointer: Any = None,
+    resume: str | None = None,
     **loss_kwargs: float,
 ) -> tuple[MLP, TrainResult]:
     """Stage 2 (RRT): a fresh last layer trained with `method` on the frozen features of `backbone`.
@@ -262,6 +330,9 @@ def rrt(
         generator,
         lr_steps,
         features_fn=(lambda f: f) if setup.fds is not None else None,
+        fabric=fabric,
+        checkpointer=checkpointer,
+        resume=resume,
     )
     return model, result
 
