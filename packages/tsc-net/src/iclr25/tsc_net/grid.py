@@ -39,7 +39,7 @@ class GridSpec:
         v = torch.as_tensor(np.asarray(xy, dtype=np.float64) if not torch.is_tensor(xy) else xy)
         col_row = torch.trunc((v + self.window_px / 2) / self.cell).clamp(0, self.n_cells - 1).long()
         flat = col_row[..., 1] * self.n_cells + col_row[..., 0]
-        c = torch.as_tensor(self.centers_1d(), dtype=v.dtype)
+        c = torch.as_tensor(self.centers_1d(), dtype=v.dtype, device=v.device)
         offset = v - torch.stack([c[col_row[..., 0]], c[col_row[..., 1]]], -1)
         return flat, offset
 

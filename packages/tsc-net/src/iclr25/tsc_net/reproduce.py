@@ -121,8 +121,9 @@ def measure(cfg: Config, run: Any) -> tuple[dict[str, Any], dict[str, float], li
             info = train_model(
                 model, train, train_scenes, cfg.train_steps, cfg.lr, seed, cfg.batch_peds, cfg.batch_cap,
                 progress=lambda it, k=kind: run.progress(it, desc=f"train {k}", unit="step"), log=log,
+                device=run.device,
             )  # fmt: skip
-            traj, goals, secs = predict_clips(model, test, test_scenes, cfg.n_cvae, cfg.n_cell, seed)
+            traj, goals, secs = predict_clips(model, test, test_scenes, cfg.n_cvae, cfg.n_cell, seed, device=run.device)
             row = ev(traj, goals)
             row["train"] = {k: info[k] for k in ("train_s", "train_peds", "train_peds_per_s", "total")}
             row["predict_s"] = secs

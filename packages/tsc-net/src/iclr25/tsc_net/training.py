@@ -85,9 +85,11 @@ def to_batch(clips: Clips, idx: np.ndarray, scenes: AugmentedScenes, rng: np.ran
 def train_model(
     model: TSCNet, clips: Clips, scenes: AugmentedScenes, steps: int, lr: float, seed: int,
     min_peds: int = 32, cap: int = 64, progress: Callable | None = None, log: Callable | None = None,
+    device: str = "cpu",
 ) -> dict[str, float]:  # fmt: skip
     """Adam for `steps` batches (epochs of shuffled whole-clip batches); returns timing and the last losses."""
     rng = np.random.default_rng(seed)
+    model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     model.train()
     batches: list[np.ndarray] = []
@@ -97,7 +99,7 @@ def train_model(
         if not batches:
             batches = make_batches(clips, rng, min_peds, cap)
         idx = batches.pop()
-        losses = model(to_batch(clips, idx, scenes, rng))
+        losses = model(to_batch(clips, idx, scenes, rng, device))
         opt.zero_grad(set_to_none=True)
         losses["total"].backward()
         opt.step()
@@ -112,17 +114,17 @@ def train_model(
 @torch.no_grad()
 def predict_clips(
     model: TSCNet, clips: Clips, scenes: AugmentedScenes, n_cvae: int = 5, n_cell: int = 4, seed: int = 0,
-    chunk: int = 64,
+    chunk: int = 64, device: str = "cpu",
 ) -> tuple[np.ndarray, np.ndarray, float]:  # fmt: skip
     """Best-of-K predictions for all pedestrians (whole clips per chunk): (traj (K, N, 12, 2), goals (K, N, 2), s)."""
-    model.eval()
+    model.to(device).eval()
     torch.manual_seed(seed)
     k = n_cvae * n_cell
     traj = np.zeros((k, len(clips), 12, 2))
     goals = np.zeros((k, len(clips), 2))
     t0 = time.perf_counter()
     for idx in make_batches(clips, np.random.default_rng(0), chunk, chunk):
-        batch = to_batch(clips, idx, scenes, None)
+        batch = to_batch(clips, idx, scenes, None, device)
         batch["pos"][:, OBS:] = float("nan")  # never available at inference
         out = model.predict(batch, n_cvae, n_cell)
         traj[:, idx], goals[:, idx] = out["traj"].cpu().numpy(), out["goals"].cpu().numpy()

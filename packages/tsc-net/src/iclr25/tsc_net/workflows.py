@@ -31,7 +31,12 @@ def train_command(cfg: Any, kind: str, data: Path | None, folder: Path, seed: in
     torch.manual_seed(seed)
     model = build_model(kind, arch)
     scenes = AugmentedScenes(mask_list, arch.n_classes, arch.map_scale, cfg.augment)
-    info = train_model(model, clips, scenes, cfg.train_steps, cfg.lr, seed, cfg.batch_peds, cfg.batch_cap)
+    from iclr25.shared.device import pick_device
+
+    info = train_model(
+        model, clips, scenes, cfg.train_steps, cfg.lr, seed, cfg.batch_peds, cfg.batch_cap, device=pick_device(device)
+    )
+    model.cpu()
     torch.save({"state_dict": model.state_dict(), "arch": dataclasses.asdict(model.cfg)}, folder / "model.pt")
     return {"model": kind, "train_peds": len(clips), **info}
 
