@@ -49,3 +49,8 @@ def test_bad_input_is_one_line(argv, needle, capsys, tmp_path, monkeypatch):
 def test_eval_refuses_bad_k(trained, capsys):
     assert main(["eval", "--model", str(trained / "run" / "model.pt"), "--data", str(trained / "sim"), "--k", "7"]) == 2
     assert "--k" in capsys.readouterr().err
+
+
+def test_full_scale_is_refused_before_a_run_folder_is_made(tmp_path, capsys):
+    assert main(["reproduce", "--scale", "full", "--out", str(tmp_path / "full")]) == 2
+    assert "not built yet" in capsys.readouterr().err and not (tmp_path / "full").exists()

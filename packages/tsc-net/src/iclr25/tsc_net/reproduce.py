@@ -230,14 +230,15 @@ def run(
     config: Config | None = None,
 ) -> Report:
     """Run the `scale` preset (ci, quick, benchmark, full) into `out`; returns the Report with its claims."""
+    wanted = config if config is not None else PRESETS.get(scale)
+    if wanted is not None and wanted.dataset != "sim":  # refused before a run folder is made
+        raise ValueError(
+            f"dataset={wanted.dataset}: the real-data reproduction is not built yet; use `train --data` with the "
+            "loaders (see README, Not done)"
+        )
     with start_run(SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite,
                    config=config) as r:  # fmt: skip
         cfg = r.config
-        if cfg.dataset != "sim":
-            raise ValueError(
-                f"dataset={cfg.dataset}: the real-data reproduction is not built yet; use `train --data` with the "
-                "loaders (see README, Not done)"
-            )
         metrics, throughput, figures = measure(cfg, r)
         notes = (
             "Simulated scenes (spec §6a); numbers in pixels. The paper's tables were not found: no paper values. "
