@@ -86,3 +86,11 @@ def test_model_folder_errors_name_the_folder(tmp_path, tiny_dir, capsys):
     assert main(["prune", "--model", str(tiny_dir), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert str(tiny_dir) in err and "gpt2" in err
+
+
+def test_full_preset_without_files_is_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "--scale", "full", "--out", str(tmp_path / "f")]) == 2
+    err = capsys.readouterr().err
+    assert "model_dir" in err and err.count("\n") == 1
+    assert not (tmp_path / "f").exists()

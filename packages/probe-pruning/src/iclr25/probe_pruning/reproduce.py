@@ -45,6 +45,12 @@ def run(
     config: Config | None = None,
 ) -> Report:
     """Run the `scale` preset (or `config`), write results.json/report.md/figures into `out`, return the report."""
+    chosen = config if config is not None else PRESETS.get(scale)
+    if scale == "full" and chosen is not None and not (chosen.model_dir and chosen.wikitext and chosen.c4):
+        raise ValueError(
+            "the full preset needs local files: model_dir=<HF LLaMA/OPT folder> wikitext=<wiki.test.raw> "
+            "c4=<c4 json.gz shard> (see the README)"
+        )
     with start_run(
         SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
     ) as r:
