@@ -113,3 +113,21 @@ def test_augmentation_moves_points_with_the_map(t):
     new = transform_map(mask, t)
     pn = pixel_of(transform_points(xy, mask.shape, t))
     assert np.array_equal(mask[px[:, 1], px[:, 0]], new[pn[:, 1], pn[:, 0]])
+
+
+def test_official_filter_drops_trajectories_with_long_future_steps():
+    rows = [
+        pd.DataFrame(
+            {
+                "frame": np.arange(20),
+                "trackId": m,
+                "x": np.r_[np.zeros(19), 200.0 * m],
+                "y": 0.0,
+                "sceneId": "a",
+                "metaId": m,
+            }
+        )  # fmt: skip
+        for m in range(2)
+    ]
+    assert len(build_clips(pd.concat(rows))) == 2
+    assert len(build_clips(pd.concat(rows), max_step=90)) == 1

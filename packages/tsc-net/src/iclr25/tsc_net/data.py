@@ -451,10 +451,13 @@ def load_sdd_annotations(path: str | Path, scene_id: str | None = None, subsampl
     return _windows(tracks, subsample, scene_id or path.parent.name)
 
 
-def load_dataset(folder: str | Path, name: str) -> tuple[Clips, list[np.ndarray], dict[str, np.ndarray]]:
-    """`<folder>/<name>.pkl` + its scenes' `<sceneId>_mask.png` (+ exits.json): (clips, masks in clip order, exits)."""
+def load_dataset(
+    folder: str | Path, name: str, max_step: float | None = None
+) -> tuple[Clips, list[np.ndarray], dict[str, np.ndarray]]:
+    """`<folder>/<name>.pkl` + its scenes' `<sceneId>_mask.png` (+ exits.json): (clips, masks in clip order, exits).
+    `max_step`: drop trajectories with a future step above it (official SDD preprocessing: 90 px, train and test)."""
     folder = Path(folder)
     df = load_ynet_pickle(folder / f"{name}.pkl")
-    clips = build_clips(df)
+    clips = build_clips(df, max_step)
     masks = [load_semantic_mask(folder / f"{sid}_mask.png") for sid in clips.scene_ids]
     return clips, masks, load_exits(folder)

@@ -15,6 +15,8 @@ from iclr25.tsc_net.metrics import summarize
 from iclr25.tsc_net.model import TSCConfig, TSCNet
 from iclr25.tsc_net.training import AugmentedScenes, build_model, predict_clips, train_model
 
+SDD_MAX_STEP = 90.0  # official preprocessing: drop trajectories with a future step > 90 px in x or y
+
 
 def train_command(cfg: Any, kind: str, data: Path | None, folder: Path, seed: int, device: str) -> dict:
     """Train variant `kind` on `data` (a Y-Net folder) or on freshly simulated scenes; save `model.pt`."""
@@ -26,7 +28,7 @@ def train_command(cfg: Any, kind: str, data: Path | None, folder: Path, seed: in
         clips = build_clips(df)
         mask_list = [masks[s] for s in clips.scene_ids]
     else:
-        clips, mask_list, _ = load_dataset(data, "train")
+        clips, mask_list, _ = load_dataset(data, "train", SDD_MAX_STEP if cfg.arch == "sdd" else None)
     arch = arch_config(cfg)
     torch.manual_seed(seed)
     model = build_model(kind, arch)
@@ -61,7 +63,8 @@ def load_model(path: Path) -> TSCNet:
 def _data(model: TSCNet, folder: Path, split: str, max_peds: int):
     from iclr25.tsc_net.reproduce import cap_clips
 
-    clips, masks, _ = load_dataset(folder, split)
+    sdd = model.cfg.goal_window == TSCConfig.sdd().goal_window
+    clips, masks, _ = load_dataset(folder, split, SDD_MAX_STEP if sdd else None)
     clips = cap_clips(clips, max_peds)
     return clips, masks, AugmentedScenes(masks, model.cfg.n_classes, model.cfg.map_scale, False)
 
