@@ -187,3 +187,22 @@ def test_torch_threads_restores_the_previous_count() -> None:
     assert torch.get_num_threads() == before
     with pytest.raises(ValueError, match="thread count"), device.torch_threads(0):
         pass
+
+
+def test_trainer_takes_the_scale_out_options(tmp_path: Path) -> None:
+    from lightning.pytorch.callbacks import ModelCheckpoint
+    from lightning.pytorch.strategies import DDPStrategy
+
+    from iclr25.shared.trainer import make_trainer
+
+    one = make_trainer(tmp_path / "one", max_steps=1, device="cpu")
+    assert (one.num_devices, one.num_nodes) == (1, 1) and not isinstance(one.strategy, DDPStrategy)
+    two = make_trainer(tmp_path / "two", max_steps=1, device="cpu", devices=2, precision="64-true",
+                       checkpoint=True, checkpoint_every=5)  # fmt: skip
+    assert two.num_devices == 2 and isinstance(two.strategy, DDPStrategy)  # several processes: DDP (gloo on CPU)
+    saver = next(c for c in two.callbacks if isinstance(c, ModelCheckpoint))
+    assert saver._every_n_train_steps == 5 and saver.save_last
+    with pytest.raises(ValueError, match="devices"):
+        make_trainer(tmp_path / "bad", device="cpu", devices=0)
+    with pytest.raises(ValueError, match="num_nodes"):
+        make_trainer(tmp_path / "bad", device="cpu", num_nodes=0)

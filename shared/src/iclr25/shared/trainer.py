@@ -2,7 +2,8 @@
 
 Defaults: everything goes into the run folder (never the current directory); CSV logs always, wandb
 when asked; a progress bar only on a terminal; seeded, deterministic on CPU and "warn" on CUDA; bf16
-mixed precision where the GPU supports it.
+mixed precision where the GPU supports it; one device unless asked for more (`devices`, `num_nodes`, `strategy`:
+the `--devices/--num-nodes/--strategy` of `iclr25.shared.fabric.ScaleOut`).
 """
 
 from __future__ import annotations
@@ -31,11 +32,19 @@ def make_trainer(
     seed: int | None = 0,
     threads: int | None = None,
     checkpoint: bool = False,
+    checkpoint_every: int = 0,
     progress_bar: bool | None = None,
     callbacks: list[Any] | None = None,
+    devices: int | str = 1,
+    num_nodes: int = 1,
+    strategy: str = "auto",
     **trainer_kwargs: Any,
 ) -> Any:
-    """Build a `lightning.Trainer` writing only into `run_dir` (see module docstring for defaults)."""
+    """Build a `lightning.Trainer` writing only into `run_dir` (see module docstring for defaults).
+
+    `checkpoint`: `<run_dir>/checkpoints/last.ckpt` (resume with `ckpt_path`), written at epoch ends and, with
+    `checkpoint_every` > 0, every that many optimizer steps. `devices` ("auto": every GPU) processes per node on
+    `num_nodes` nodes; several processes use DDP unless `strategy` says otherwise."""
     import lightning as L
     from lightning.pytorch.callbacks import ModelCheckpoint
 
@@ -47,14 +56,25 @@ def make_trainer(
         seed_everything(seed)
     if progress_bar is None:
         progress_bar = sys.stderr.isatty() and not os.environ.get("CI")
+    if devices != "auto" and (isinstance(devices, bool) or not isinstance(devices, int) or devices < 1):
+        raise ValueError(f"devices must be an integer >= 1 or 'auto', got {devices!r}")
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
+        raise ValueError(f"num_nodes must be an integer >= 1, got {num_nodes!r}")
+    if isinstance(checkpoint_every, bool) or not isinstance(checkpoint_every, int) or checkpoint_every < 0:
+        raise ValueError(f"checkpoint_every must be an integer >= 0, got {checkpoint_every!r}")
+    if strategy == "auto" and (devices == "auto" or devices > 1 or num_nodes > 1):
+        strategy = "ddp"
     callbacks = list(callbacks or [])
     if checkpoint:
-        callbacks.append(ModelCheckpoint(dirpath=run_dir / "checkpoints", save_last=True))
+        every = {"every_n_train_steps": checkpoint_every} if checkpoint_every else {}
+        callbacks.append(ModelCheckpoint(dirpath=run_dir / "checkpoints", save_last=True, **every))
     trainer_kwargs.setdefault("deterministic", "warn" if accelerator == "cuda" else True)
     return L.Trainer(
         default_root_dir=run_dir,
         accelerator="gpu" if accelerator == "cuda" else accelerator,
-        devices=1,
+        devices=devices,
+        num_nodes=num_nodes,
+        strategy=strategy,
         precision=precision or pick_precision(accelerator),
         max_epochs=max_epochs,
         max_steps=max_steps,

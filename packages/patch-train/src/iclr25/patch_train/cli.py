@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -19,11 +20,13 @@ from iclr25.shared.cli import (
     CliError,
     add_config_args,
     add_run_args,
+    add_scale_out_args,
     check_verb_flags,
     config_from_args,
     guarded,
     make_parser,
     reproduce_command,
+    scale_out_from_args,
 )
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import DEVICES, WANDB_MODES
@@ -50,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     rep = sub.add_parser("reproduce", help="run a preset and print its claims table")
-    add_run_args(rep, scales=SCALES)
+    add_run_args(rep, scales=SCALES, scale_out=True)
 
     cost = sub.add_parser("cost", help="training cost and step plan of two-stage training")
     cost.add_argument("--K", type=int, default=4, help="patch size (default: %(default)s)")
@@ -72,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: %(default)s)")
     tr.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
     tr.add_argument("--quiet", action="store_true", help="no progress output")
+    add_scale_out_args(tr)
 
     tk = sub.add_parser("tokenize", help="pre-tokenise a corpus into a flat token file for the full presets")
     tk.add_argument("--corpus", required=True, help="a folder of .jsonl/.jsonl.zst shards or one file")
@@ -111,6 +115,7 @@ def _cost(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     cfg = config_from_args(args, TRAIN)  # every value checked before the heavy imports: bad input fails fast
+    scale_out = scale_out_from_args(args)
     target = check_verb_flags(args, SLUG, "train", cfg.stage)
     from iclr25.patch_train.config import Config
     from iclr25.patch_train.reproduce import _tokenizer
@@ -127,7 +132,7 @@ def _train(args: argparse.Namespace) -> int:
     from iclr25.patch_train.train import OptimConfig, train_two_stage
     from iclr25.shared.device import pick_device
     from iclr25.shared.results import atomic_write_json
-    from iclr25.shared.run import open_run_folder
+    from iclr25.shared.run import RUN_DIR_ENV, is_follower, open_run_folder
 
     warmup = int(cfg.warmup) if cfg.warmup >= 1 else cfg.warmup
     plans = comparison_plans(cfg.K, cfg.lam, cfg.T, cfg.tokens_per_step, cfg.steps, cfg.lr, warmup)
@@ -145,7 +150,10 @@ def _train(args: argparse.Namespace) -> int:
     need = sum(p.tokens for p in chosen)
     if len(train_ids) < need:
         raise ValueError(f"corpus {cfg.corpus!r} has {len(train_ids)} training tokens; this plan needs {need}")
-    with open_run_folder(target, args.overwrite, paper=SLUG, command="train") as run_dir:
+    resume = scale_out.resume == "auto"
+    with open_run_folder(target, args.overwrite, paper=SLUG, command="train", resume=resume) as run_dir:
+        if scale_out.distributed:  # the processes Lightning starts share this run folder
+            os.environ[RUN_DIR_ENV] = str(Path(run_dir).resolve())
         torch.manual_seed(args.seed)
         model = make_llama(cfg.model, tok.vocab_size, cfg.T)
         results = train_two_stage(
@@ -159,7 +167,10 @@ def _train(args: argparse.Namespace) -> int:
             seed=args.seed,
             threads=cfg.threads or None,
             eval_fn=lambda m: dict(zip(("nll", "ppl"), evaluate_nll(m, valid_ids, cfg.T, 512, seed=1234), strict=True)),
+            scale_out=scale_out,
         )
+        if is_follower():  # rank 0 writes the model and the summary
+            return 0
         model.save_pretrained(run_dir / "model")
         summary = [
             {**r.plan.to_dict(), "eval": r.eval, "wall_s": r.wall_s, "tokens_per_s": r.tokens_per_s} for r in results

@@ -29,7 +29,9 @@ def weights_fingerprint(model: Any) -> float:
 class _ResumeSampler(torch.utils.data.Sampler):
     """Micro-batch indices in order, starting after those already consumed when iteration begins.
 
-    The start is read from the trainer at iteration time, i.e. after a checkpoint has been restored.
+    The start is read from the trainer at iteration time, i.e. after a checkpoint has been restored. With
+    several processes, process r of W takes micro-batches start + r, start + r + W, ...: each optimizer step still
+    consumes the same `accumulate` micro-batches, split over the processes.
     """
 
     def __init__(self, module: StageModule, n: int) -> None:
@@ -38,10 +40,13 @@ class _ResumeSampler(torch.utils.data.Sampler):
     def __iter__(self) -> Any:
         trainer = self.module._trainer
         start = int(trainer.global_step) * self.module.accumulate if trainer is not None else 0
-        return iter(range(start, self.n))
+        rank, world = (trainer.global_rank, trainer.world_size) if trainer is not None else (0, 1)
+        return iter(range(start + rank, self.n, world))
 
     def __len__(self) -> int:
-        return self.n
+        trainer = self.module._trainer
+        world = trainer.world_size if trainer is not None else 1
+        return self.n // world
 
 
 class _MicroBatches(torch.utils.data.Dataset):
@@ -85,6 +90,8 @@ class StageModule(L.LightningModule):
         self.flops_per_position = flops_per_position
         self.losses: list[float] = []
         self.start_info: dict[str, Any] = {}
+        self.restored_losses: list[float] = []  # the losses of the steps before a resumed checkpoint
+        self._restored_start: dict[str, Any] = {}
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         """Logits at this stage's patch size: (B, L/K, V)."""
@@ -93,7 +100,11 @@ class StageModule(L.LightningModule):
     def training_step(self, batch: torch.Tensor, batch_idx: int) -> torch.Tensor:
         """Patch loss (Eq. 2) or next-token loss on one micro-batch of blocks."""
         _, loss = patch_forward(self.model, batch, self.plan.K, labels=batch)
-        self.losses.append(float(loss.detach()))
+        world = self.trainer.world_size
+        if world > 1:  # every process records the micro-batch losses of all processes, in the data's order
+            self.losses.extend(float(v) for v in self.all_gather(loss.detach()).reshape(-1))
+        else:
+            self.losses.append(float(loss.detach()))
         step = self.global_step + 1
         self.log_dict(
             {
@@ -105,6 +116,7 @@ class StageModule(L.LightningModule):
             },
             on_step=True,
             on_epoch=False,
+            sync_dist=world > 1,
         )
         return loss
 
@@ -124,8 +136,22 @@ class StageModule(L.LightningModule):
         )  # lr(0) = 0 in every stage
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
 
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        """Keep the loss curve so far and the stage's start record (numbers only) in the checkpoint."""
+        checkpoint["patch_train"] = {"losses": self.restored_losses + self.losses, "start_info": dict(self.start_info)}
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        """A resumed stage reports the whole loss curve and what the stage started from, not the resumption."""
+        saved = checkpoint.get("patch_train", {})
+        self.restored_losses = [float(v) for v in saved.get("losses", [])]
+        self._restored_start = dict(saved.get("start_info", {}))
+        self.start_info = dict(self._restored_start)
+
     def on_train_start(self) -> None:
         """Record what the stage starts from: optimizer state size, lr, step (stage-switch checks)."""
+        if self._restored_start:
+            self.start_info = dict(self._restored_start)
+            return
         opt = self.optimizers().optimizer
         self.start_info = {
             "global_step": int(self.global_step),

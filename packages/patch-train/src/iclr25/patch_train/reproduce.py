@@ -12,13 +12,15 @@ is expected to lose (the paper needs >= 180B tokens to win at equal data, Table 
 from __future__ import annotations
 
 import math
+import os
 import time
 from pathlib import Path
 from typing import Any
 
 from iclr25.patch_train.config import PRESETS, Config
+from iclr25.shared.fabric import ScaleOut
 from iclr25.shared.results import Claim, Report
-from iclr25.shared.run import Run, start_run
+from iclr25.shared.run import RUN_DIR_ENV, Run, is_follower, start_run
 
 SLUG = "patch-train"
 
@@ -103,7 +105,7 @@ def mechanics_claims(seed: int = 0) -> list[Claim]:
 
 def _run_one(
     name: str, plans: list[Any], config: Config, seed: int, train_ids: Any, valid_ids: Any, run_dir: Path,
-    device: str, wandb: str,
+    device: str, wandb: str, scale_out: Any = None,
 ) -> dict[str, Any]:  # fmt: skip
     import torch
 
@@ -133,6 +135,7 @@ def _run_one(
         seed=seed,
         threads=config.threads or None,
         eval_fn=eval_fn,
+        scale_out=scale_out,
     )
     wall = time.perf_counter() - start
     return {"stages": stages, "wall_s": wall, "nll": stages[-1].eval["nll"], "train_s": sum(s.wall_s for s in stages)}
@@ -147,13 +150,31 @@ def run(
     wandb: str = "off",
     overwrite: bool = False,
     config: Config | None = None,
+    scale_out: ScaleOut | None = None,
 ) -> Report:
-    """Run the reproduction at `scale` (or with `config`), write results.json + report.md + figures."""
+    """Run the reproduction at `scale` (or with `config`), write results.json + report.md + figures.
+
+    `scale_out` (`--devices`, `--num-nodes`, `--strategy`, `--precision`, `--resume auto`, `--checkpoint-every`):
+    every stage trains on a Lightning Trainer with those options; each optimizer step's micro-batches are split
+    over the processes, and with checkpoints an interrupted run continues from each stage's last.ckpt."""
+    if scale_out is not None and scale_out.resume not in (None, "auto"):
+        raise ValueError("reproduce trains many models: --resume takes 'auto' (continue the run in --out)")
     with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
+        SLUG,
+        scale,
+        PRESETS,
+        out=out,
+        seed=seed,
+        device=device,
+        wandb=wandb,
+        overwrite=overwrite,
+        config=config,
+        scale_out=scale_out,
     ) as run:
+        if run.scale_out.distributed:  # the processes Lightning starts share this run folder
+            os.environ[RUN_DIR_ENV] = str(Path(run.dir).resolve())
         metrics, checks, throughput, results = measure(run)
-        figures = _figures(results, run.config, run.dir, run.seed)
+        figures = [] if is_follower() else _figures(results, run.config, run.dir, run.seed)
         notes = _notes(metrics, run.config) + f" device={run.device}."
         return run.report(
             claims(metrics, run.config, checks), metrics, throughput=throughput, figures=figures, notes=notes
@@ -197,7 +218,8 @@ def measure(run: Run) -> tuple[dict[str, Any], dict[str, Any], dict[str, float],
                 ids = stream
                 if name == "scratch":  # the patch run's remainder: the tokens after its patch stage
                     ids = stream[plans["patch"][0].tokens :]
-                results[name].append(_run_one(name, plans[name], config, s, ids, valid_ids, run.dir, dev, run.wandb))
+                results[name].append(_run_one(name, plans[name], config, s, ids, valid_ids, run.dir, dev, run.wandb,
+                                                  run.scale_out))  # fmt: skip
                 bar.update(1)
 
     # ---- smoke / stage-switch evidence from the first seed's patch run

@@ -68,12 +68,15 @@ def train_stage(
     max_steps: int | None = None,
     timer_warmup: int = 5,
     threads: int | None = None,
+    scale_out: Any = None,
 ) -> tuple[StageModule, StepTimer, float]:
     """Fit one stage on `blocks` (steps x seqs_per_step rows); returns (module, timer, wall seconds).
 
     `max_steps` stops early (the schedule still spans `plan.steps`); `ckpt_path` resumes a checkpoint.
     `threads` sets torch's CPU threads after the trainer is built (one thread is fastest for tiny models
-    on a busy machine).
+    on a busy machine). `scale_out` (`iclr25.shared.fabric.ScaleOut`): devices, nodes, strategy and precision of
+    the Trainer (several processes split each step's micro-batches, so a step sees the same sequences), and
+    `checkpoint_every` steps between checkpoints.
     """
     import torch
 
@@ -95,6 +98,12 @@ def train_stage(
         flops_per_position=flops_per_position(model, context),
     )
     timer = StepTimer(warmup=timer_warmup)
+    scale: dict[str, Any] = {}
+    if scale_out is not None:
+        scale = dict(devices=scale_out.devices, num_nodes=scale_out.num_nodes, strategy=scale_out.strategy)
+        scale.update(precision=scale_out.precision, checkpoint_every=scale_out.checkpoint_every)
+        if scale_out.distributed:
+            scale["use_distributed_sampler"] = False  # `_ResumeSampler` splits the micro-batches itself
     trainer = make_trainer(
         run_dir,
         max_steps=max_steps or plan.steps,
@@ -111,7 +120,14 @@ def train_stage(
         limit_val_batches=0,
         num_sanity_val_steps=0,
         log_every_n_steps=max(1, min(50, plan.steps // 10)),
+        **scale,
     )
+    if module.accumulate % trainer.world_size:
+        raise ValueError(
+            f"the {module.accumulate} micro-batches of a step must split evenly over {trainer.world_size} processes"
+            " (set micro_batch smaller)"
+        )
+    trainer.accumulate_grad_batches = module.accumulate // trainer.world_size
     if threads:
         torch.set_num_threads(threads)
     start = time.perf_counter()
@@ -133,31 +149,46 @@ def train_two_stage(
     checkpoint: bool = False,
     threads: int | None = None,
     eval_fn: Callable[[Any], dict[str, float]] | None = None,
+    scale_out: Any = None,
 ) -> list[StageResult]:
     """Run the stages in order on one model; each reads the next unread part of `stream`.
 
     `eval_fn(model)` runs after every stage (e.g. token-level validation NLL) and lands in `StageResult.eval`.
+    `scale_out`: the Trainer's devices/nodes/strategy/precision; with `--checkpoint-every` or `--resume` every
+    stage saves `<stage folder>/checkpoints/last.ckpt`, and `resume` ("auto": each stage's own last.ckpt, a stage
+    already finished trains nothing; a path: the checkpoint of the first stage) continues through Lightning's
+    `ckpt_path`.
     """
     results = []
     for i, plan in enumerate(plans):
         begin = stream.offset
         blocks = pack_blocks(stream.take(plan.tokens), plan.block_tokens)  # (steps * seqs, K*T)
+        folder = Path(run_dir) / f"stage{i + 1}-{plan.stage}"
+        resume = getattr(scale_out, "resume", None)
+        ckpt_path = None
+        if resume == "auto" and (folder / "checkpoints" / "last.ckpt").is_file():
+            ckpt_path = folder / "checkpoints" / "last.ckpt"
+        elif resume not in (None, "auto") and i == 0:
+            ckpt_path = Path(resume)
+        saving = checkpoint or bool(resume) or bool(getattr(scale_out, "checkpoint_every", 0))
         module, timer, wall = train_stage(
             model,
             plan,
             blocks,
-            Path(run_dir) / f"stage{i + 1}-{plan.stage}",
+            folder,
             optim=optim,
             device=device,
             wandb=wandb,
             seed=seed + i,
-            checkpoint=checkpoint,
+            checkpoint=saving,
+            ckpt_path=ckpt_path,
             threads=threads,
+            scale_out=scale_out,
         )
         results.append(
             StageResult(
                 plan=plan,
-                losses=module.losses,
+                losses=module.restored_losses + module.losses,
                 wall_s=wall,
                 step_s=timer.seconds / max(1, timer.steps) * (module.accumulate if timer.steps else 1),
                 tokens_per_s=timer.tokens_per_s,
