@@ -169,7 +169,6 @@ NO_USER_FILES: set[str] = set()
 # Packages being built: register their load commands in LOADS (or list them in NO_USER_FILES), then drop them here.
 PENDING: set[str] = {
     "icl-emergence",
-    "probe-pruning",
 }
 
 
