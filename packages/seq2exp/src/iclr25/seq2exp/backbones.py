@@ -20,7 +20,13 @@ from torch import nn
 
 
 def selective_scan(
-    x: torch.Tensor, dt: torch.Tensor, A: torch.Tensor, B: torch.Tensor, C: torch.Tensor, chunk: int = 64
+    x: torch.Tensor,
+    dt: torch.Tensor,
+    A: torch.Tensor,
+    B: torch.Tensor,
+    C: torch.Tensor,
+    chunk: int = 64,
+    max_elems: int = 2**25,
 ) -> torch.Tensor:
     """y_t = C_t . h_t with h_t = exp(dt_t A) h_{t-1} + dt_t B_t x_t, per channel (Mamba-2 form, scalar decay).
 
@@ -40,10 +46,16 @@ def selective_scan(
     Bc, Cc = B.view(b, k, T, n), C.view(b, k, T, n)
     s = loga.cumsum(2)  # (b, k, T, c)
     causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
-    diff = s.unsqueeze(3) - s.unsqueeze(2)  # (b, k, T(t), T(u), c): s_t - s_u
-    decay = torch.where(causal[None, None, :, :, None], diff, torch.full_like(diff, -math.inf)).exp()
     G = torch.einsum("bktn,bkun->bktu", Cc, Bc)  # C_t . B_u
-    y_intra = torch.einsum("bktuc,bktu,bkuc->bktc", decay, G, u)
+    # intra-chunk term, a few chunks at a time so the (b, chunks, T, T, c) decay tensor stays within max_elems
+    group = max(1, max_elems // max(b * T * T * c, 1))
+    parts = []
+    for g0 in range(0, k, group):
+        sg = s[:, g0 : g0 + group]
+        diff = sg.unsqueeze(3) - sg.unsqueeze(2)  # (b, g, T(t), T(u), c): s_t - s_u
+        decay = torch.where(causal[None, None, :, :, None], diff, torch.full_like(diff, -math.inf)).exp()
+        parts.append(torch.einsum("bktuc,bktu,bkuc->bktc", decay, G[:, g0 : g0 + group], u[:, g0 : g0 + group]))
+    y_intra = torch.cat(parts, 1)
     # state at the end of each chunk from its own inputs: sum_u exp(s_T - s_u) B_u u_u
     tail = (s[:, :, -1:, :] - s).exp()  # (b, k, T, c)
     states = torch.einsum("bkun,bkuc->bknc", Bc, tail * u)
