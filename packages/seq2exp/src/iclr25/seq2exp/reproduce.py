@@ -386,9 +386,11 @@ def _figures(metrics: dict[str, Any], cfg: Config, folder: Path) -> list[str]:
 
     fig, ax = plt.subplots(figsize=(5.5, 3))
     ax.bar(names, [s[f"{n}/mse"] for n in names], color="tab:blue")
-    ax.axhline(s["var_y_test"], color="gray", ls="--", label="Var(y) (predict the mean)")
+    ax.axhline(s["var_y_test"], color="gray", ls="--", label="Var(y) of the test windows (predict the mean)")
     ax.set_ylabel("test MSE")
-    ax.set_title(f"planted data, mean of {cfg.seeds} seed(s)")
+    trained = min(cfg.learn_seeds, cfg.seeds)
+    genes = cfg.learn_genes or cfg.n_genes
+    ax.set_title(f"planted data: models trained on {trained} seed(s), {genes} windows each", fontsize=9)
     ax.legend(fontsize=7)
     plt.setp(ax.get_xticklabels(), rotation=20, fontsize=7)
     save_figure(fig, folder / "test_mse.png")
