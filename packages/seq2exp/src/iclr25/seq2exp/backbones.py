@@ -214,5 +214,8 @@ def make_backbone(name: str, d: int, n_layers: int, chunk: int = 64) -> nn.Modul
     if name == "gru":
         return BiGRU(d, max(1, n_layers // 2))
     if name == "mamba":
-        return BiMamba(d, n_layers, chunk=chunk)
+        import importlib.util
+
+        kernels = importlib.util.find_spec("mamba_ssm") is not None and torch.cuda.is_available()
+        return BiMamba(d, n_layers, chunk=chunk, use_mamba_ssm=kernels)
     raise ValueError(f"backbone must be one of cnn, gru, mamba; got {name!r}")
