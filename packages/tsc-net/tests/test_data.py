@@ -126,7 +126,7 @@ def test_official_filter_drops_trajectories_with_long_future_steps():
                 "sceneId": "a",
                 "metaId": m,
             }
-        )  # fmt: skip
+        )
         for m in range(2)
     ]
     assert len(build_clips(pd.concat(rows))) == 2
