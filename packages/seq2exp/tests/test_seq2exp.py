@@ -158,8 +158,8 @@ def test_bad_configs():
 
 
 def test_prior_scale_pitfall_ideal_motif_detector():
-    """Spec §6a/§10.3: an ideal motif detector (+5 on alpha1 at the truth bases) lifts AUPRC to ~0.9 with c = 1 but
-    not with c = 10, where the signal Beta swamps the generator on the generated signal scale."""
+    """Spec §6a/§10.3: an ideal motif detector (+5 on alpha1 at every planted motif base, accessible or not) lifts
+    AUPRC to 0.92-0.95 with c = 1 but only to 0.15-0.17 with c = 10 (the signal Beta swamps the generator)."""
     import numpy as np
 
     from iclr25.seq2exp import generate_planted_dataset, mask_metrics
@@ -169,7 +169,7 @@ def test_prior_scale_pitfall_ideal_motif_detector():
     auprc = {}
     for c in (1.0, 10.0):
         a2, b2 = SignalBeta(prior_scale=c, beta_min=1.0)(sig)
-        a1 = float(np.log(2.0)) + 1.0 + 5.0 * torch.from_numpy(d["true_mask"]).float()
+        a1 = float(np.log(2.0)) + 1.0 + 5.0 * torch.from_numpy(d["motif_mask"]).float()
         mean = (a1 + a2) / (a1 + a2 + float(np.log(2.0)) + 1.0 + b2)
         auprc[c] = mask_metrics(mean.numpy(), d["true_mask"])["auprc"]
-    assert auprc[1.0] > 0.85 and auprc[10.0] < 0.3, auprc
+    assert auprc[1.0] > 0.85 and auprc[10.0] < 0.25, auprc

@@ -89,7 +89,7 @@ def generate_planted_dataset(
 
     Returns seq (n, L) uint8, signals (n, L, 3) float32, rna (n, 0), y (n,), blacklist (n, L) bool (none),
     true_mask (n, L) bool (the motif bases of accessible sites), bump_mask (n, L) bool (the bump regions
-    |x - c| <= w/2 of accessible sites), split (n,) in {0, 1, 2}, motifs, effects, center (promoter slice bounds).
+    |x - c| <= w/2 of accessible sites), motif_mask (n, L) bool (motif bases of every site), split (n,) in {0, 1, 2}, motifs, effects, center (promoter slice bounds).
     """
     if len(effects) < n_motifs:
         raise ValueError(f"effects needs n_motifs={n_motifs} entries, got {len(effects)}")
@@ -108,6 +108,7 @@ def generate_planted_dataset(
     signals[..., 2] = hic[None] + rng.normal(0.0, 0.02, size=(n, length))
     true_mask = np.zeros((n, length), dtype=bool)
     bump_mask = np.zeros((n, length), dtype=bool)
+    motif_mask = np.zeros((n, length), dtype=bool)
     y = np.zeros(n)
     allowed = _allowed_starts(length, motif_len, min_gap, (c0, c0 + center_len))
     for g in range(n):
@@ -125,6 +126,7 @@ def generate_planted_dataset(
             if not decoy:
                 k = int(rng.integers(n_motifs))
                 seq[g, s : s + motif_len] = _sample_motif(motifs[k], consensus_p, rng)
+                motif_mask[g, s : s + motif_len] = True
                 if accessible:
                     true_mask[g, s : s + motif_len] = True
                     value += w[k] * math.exp(-abs(mid - centre) / decay)
@@ -151,6 +153,7 @@ def generate_planted_dataset(
         "blacklist": np.zeros((n, length), dtype=bool),
         "true_mask": true_mask,
         "bump_mask": bump_mask,
+        "motif_mask": motif_mask,
         "split": split_id,
         "motifs": motifs,
         "effects": w.astype(np.float32),
