@@ -120,8 +120,8 @@ def test_a_second_concurrent_writer_is_refused(tmp_path: Path) -> None:
 
 
 def test_default_run_dirs_never_collide() -> None:
-    names = {runlib.default_run_dir("demo", "reproduce", "quick") for _ in range(200)}
-    assert len(names) == 200
+    names = {runlib.default_run_dir("demo", "reproduce", "quick") for _ in range(2000)}
+    assert len(names) == 2000
 
 
 def test_start_run_checks_its_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -72,9 +72,10 @@ def resolve_preset(presets: dict[str, T], scale: str, config: T | None = None) -
 
 
 def default_run_dir(slug: str, command: str, scale: str) -> Path:
-    """`runs/<slug>/<command>-<scale>-<YYYYmmdd-HHMMSS>-<4 hex>` under the current folder: unique per run."""
+    """`runs/<slug>/<command>-<scale>-<YYYYmmdd-HHMMSS>-<8 hex>` under the current folder: unique per run (two runs
+    started in the same second share a name with probability about 1e-9)."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    return Path("runs") / slug / f"{command}-{scale}-{stamp}-{secrets.token_hex(2)}"
+    return Path("runs") / slug / f"{command}-{scale}-{stamp}-{secrets.token_hex(4)}"
 
 
 def rerun_command(
