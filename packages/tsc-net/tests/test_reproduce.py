@@ -59,3 +59,15 @@ def test_claims_report_learned_comparisons_without_gating():
     metrics["tsc"] = {"all": {"minFDE": 9.0, "violation": 0.2}, "irregular": {"minFDE": 11.0}}
     claims = {c.name: c for c in reproduce.claims(metrics, PRESETS["quick"])}
     assert not any(claims[k].holds for k in ("tsc_vs_cvk20", "violations_scene_vs_blind", "fde_scene_vs_blind"))
+
+
+def test_the_run_keeps_the_configured_thread_count(tmp_path):
+    import torch
+
+    from dataclasses import replace
+
+    torch.set_num_threads(2)
+    cfg = replace(SMALL, models=("tsc",), train_steps=1, max_test_peds=3, d_model=32, n_cvae=1, n_cell=2)
+    report = reproduce.run("ci", tmp_path / "run", config=cfg)
+    assert report.environment["threads"] == cfg.threads == 1  # resolving the device must not reset it
+    assert "tsc_vs_cvk20" in {c.name for c in report.claims if not c.gated}

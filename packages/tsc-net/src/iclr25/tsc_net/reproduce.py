@@ -88,6 +88,7 @@ def measure(cfg: Config, run: Any) -> tuple[dict[str, Any], dict[str, float], li
     from iclr25.tsc_net.metrics import summarize
     from iclr25.tsc_net.training import AugmentedScenes, build_model, predict_clips, train_model
 
+    device = run.device  # resolving the device configures torch's threads: set ours after it
     torch.set_num_threads(max(1, cfg.threads))
     with tempfile.TemporaryDirectory() as tmp:
         train, train_masks, test, test_masks, exits = load_data(cfg, run.seed, Path(tmp))
@@ -121,9 +122,9 @@ def measure(cfg: Config, run: Any) -> tuple[dict[str, Any], dict[str, float], li
             info = train_model(
                 model, train, train_scenes, cfg.train_steps, cfg.lr, seed, cfg.batch_peds, cfg.batch_cap,
                 progress=lambda it, k=kind: run.progress(it, desc=f"train {k}", unit="step"), log=log,
-                device=run.device,
+                device=device,
             )  # fmt: skip
-            traj, goals, secs = predict_clips(model, test, test_scenes, cfg.n_cvae, cfg.n_cell, seed, device=run.device)
+            traj, goals, secs = predict_clips(model, test, test_scenes, cfg.n_cvae, cfg.n_cell, seed, device=device)
             row = ev(traj, goals)
             row["train"] = {k: info[k] for k in ("train_s", "train_peds", "train_peds_per_s", "total")}
             row["predict_s"] = secs
