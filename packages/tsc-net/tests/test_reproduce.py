@@ -62,9 +62,9 @@ def test_claims_report_learned_comparisons_without_gating():
 
 
 def test_the_run_keeps_the_configured_thread_count(tmp_path):
-    import torch
-
     from dataclasses import replace
+
+    import torch
 
     torch.set_num_threads(2)
     cfg = replace(SMALL, models=("tsc",), train_steps=1, max_test_peds=3, d_model=32, n_cvae=1, n_cell=2)
