@@ -117,6 +117,10 @@ LOADS: dict[str, list[Load]] = {
         Load(("debug", "--model", "{file}", "--train", "digits", "--out", "{out}"), "checkpoint"),
         Load(("debug", "--model", "{file}", "--train", "digits", "--out", "{out}"), "pickle", name="model.pt"),
     ],
+    "icl-emergence": [
+        Load(("eval", "--ckpt", "{file}", "--prompts", "{file}"), "checkpoint"),
+        Load(("bound", "--report", "{file}"), "pickle", name="report.json"),
+    ],
     "influence-selection": [
         Load(
             ("trim", "--data", "{dir}", "--out", "{out}"),
@@ -167,9 +171,7 @@ LOADS: dict[str, list[Load]] = {
 NO_USER_FILES: set[str] = set()
 
 # Packages being built: register their load commands in LOADS (or list them in NO_USER_FILES), then drop them here.
-PENDING: set[str] = {
-    "icl-emergence",
-}
+PENDING: set[str] = set()
 
 
 # -- crafted files -------------------------------------------------------------------------------------------------
