@@ -16,27 +16,9 @@ import numpy as np
 from iclr25.shared.results import Claim, Report
 from iclr25.shared.run import start_run
 from iclr25.tsc_net.config import PRESETS, Config
+from iclr25.tsc_net.workflows import arch_config, cap_clips, plot_samples
 
 SLUG = "tsc-net"
-
-
-def arch_config(cfg: Config):
-    """The `TSCConfig` a reproduction config asks for (TSC-lite or the official SDD architecture)."""
-    from iclr25.tsc_net.model import TSCConfig
-
-    quirks = dict(
-        keys_are_inputs=cfg.quirk_keys_input, softmax_then_divide=cfg.quirk_softmax_divide,
-        ln_gain_normal=cfg.quirk_ln_normal, step_crop_at_target=cfg.quirk_step_crop_target,
-    )  # fmt: skip
-    if cfg.arch == "sdd":
-        return TSCConfig.sdd(
-            goal_window=cfg.goal_cells * cfg.goal_cell_px, n_goal=cfg.goal_cells, step_window=3 * cfg.step_cell_px,
-            heads=cfg.heads, layers=cfg.layers, latent=cfg.latent, **quirks,
-        )  # fmt: skip
-    return TSCConfig.quick(
-        d_model=cfg.d_model, goal_window=cfg.goal_cells * cfg.goal_cell_px, n_goal=cfg.goal_cells,
-        step_window=3 * cfg.step_cell_px, heads=cfg.heads, layers=cfg.layers, latent=cfg.latent, **quirks,
-    )  # fmt: skip
 
 
 def gt_on_obstacles(clips, masks: list[np.ndarray]) -> int:
@@ -66,18 +48,6 @@ def load_data(cfg: Config, seed: int, folder: Path):
     train, train_masks, _ = load_dataset(folder, "train")
     test, test_masks, exits = load_dataset(folder, "test")
     return train, train_masks, test, test_masks, [exits[s] for s in test.scene_ids]
-
-
-def cap_clips(clips, max_peds: int):
-    """The first whole clips holding at most `max_peds` pedestrians (at least one clip)."""
-    keep, total = [], 0
-    for g in np.unique(clips.group):
-        idx = np.flatnonzero(clips.group == g)
-        if keep and total + len(idx) > max_peds:
-            break
-        keep.append(idx)
-        total += len(idx)
-    return clips.subset(np.sort(np.concatenate(keep)))
 
 
 def measure(cfg: Config, run: Any) -> tuple[dict[str, Any], dict[str, float], list[str]]:
@@ -149,34 +119,6 @@ def _mean_runs(runs: list[dict]) -> dict:
         return float(np.mean(items))
 
     return {**avg(runs), "per_seed": runs}
-
-
-def plot_samples(path: Path, test, masks: list[np.ndarray], samples: dict[str, np.ndarray]) -> str:
-    """Sampled trajectories of the first clip's pedestrians over its scene, one panel per method."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    g = test.group[0]
-    sel = np.flatnonzero(test.group == g)
-    mask = masks[test.scene[sel[0]]]
-    fig, axes = plt.subplots(1, len(samples), figsize=(3.2 * len(samples), 3.4), squeeze=False)
-    for ax, (name, traj) in zip(axes[0], samples.items(), strict=True):
-        ax.imshow(mask, cmap="tab10", vmin=0, vmax=9, alpha=0.45)
-        for i in sel:
-            for k in range(traj.shape[0]):
-                ax.plot(traj[k, i, :, 0], traj[k, i, :, 1], color="tab:red", lw=0.5, alpha=0.5)
-            ax.plot(test.pos[i, :8, 0], test.pos[i, :8, 1], color="black", lw=1.5)
-            ax.plot(test.pos[i, 7:, 0], test.pos[i, 7:, 1], color="tab:green", lw=1.5)
-        ax.set_title(name, fontsize=9)
-        ax.set_axis_off()
-    fig.tight_layout()
-    from iclr25.shared.results import save_figure
-
-    save_figure(fig, path, dpi=70)
-    plt.close(fig)
-    return path.name
 
 
 def claims(metrics: dict[str, Any], cfg: Config) -> list[Claim]:
