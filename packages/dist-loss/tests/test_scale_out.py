@@ -41,6 +41,9 @@ def run(fabric, method, out):
     if fabric.global_rank == 0:
         extra = [p.detach().flatten() for p in setup.params]
         torch.save(torch.cat([p.detach().flatten() for p in model.parameters()] + extra), out)
+    fabric.barrier()  # then close gloo before the process exits: its threads otherwise abort the exit now and then
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
 """
 
 

@@ -38,6 +38,9 @@ def run(fabric, cfg, out):
     train(model, data, 3, batch_size=8, lr=1e-2, seed=0, log_every=1, fabric=fabric)
     if fabric.global_rank == 0:
         torch.save(torch.cat([p.detach().flatten() for p in model.net.parameters()]), out)
+    fabric.barrier()  # then close gloo before the process exits: its threads otherwise abort the exit now and then
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
 """
 
 

@@ -37,6 +37,9 @@ def run(fabric, out):
                      clip=1.0, fabric=fabric)
     if fabric.global_rank == 0:
         torch.save(torch.cat([p.detach().flatten() for p in model.parameters()]), out)
+    fabric.barrier()  # then close gloo before the process exits: its threads otherwise abort the exit now and then
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
 """
 
 

@@ -31,6 +31,9 @@ def run(fabric, cfg, out):
     result = train(TrainConfig(**cfg), "cpu", fabric=fabric)  # a dict: Fabric's launch refuses frozen dataclasses
     if fabric.global_rank == 0:
         torch.save(torch.cat([p.detach().flatten() for p in result.model.parameters()]), out)
+    fabric.barrier()  # then close gloo before the process exits: its threads otherwise abort the exit now and then
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
 """
 
 
