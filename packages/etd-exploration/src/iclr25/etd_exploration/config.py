@@ -123,7 +123,10 @@ class PPOConfig:
     max_grad_norm: float = 0.5
     ext_coef: float = 1.0
     int_coef: float = 1e-2  # int_rew_coef (README command)
-    features_dim: int = 64  # policy features
+    policy: str = "gru"  # "gru": official CNN -> GRU(64) policy; "ff": feed-forward CNN policy (no recurrent state)
+    minibatch: str = "transitions"  # official: shuffled steps from stored GRU states; "sequences": whole env rollouts
+    features_dim: int = 64  # policy features = GRU hidden size (src/train.py)
+    latents_dim: int = 256  # policy/value latent width (src/train.py)
     model_features_dim: int = 128  # ETD CNN features (src/train.py)
     model_lr: float = 3e-4
     gamma_future: float = 0.99  # positives' discount = PPO's gamma in the official code
@@ -131,13 +134,17 @@ class PPOConfig:
     adv_norm: str = "ema"  # "ema" (official: per-env EMA mean, scalar EMA variance) or "batch"
     boundary: str = "correct"  # "official" keeps the official off-by-one episode boundary
     stale_features: bool = False  # True keeps the official never-refreshed memory features
+    max_episode_steps: int = 0  # 0 keeps the environment's own time limit
     seed: int = 0
 
     def __post_init__(self) -> None:
         _check_env_id("env_id", self.env_id)
         check_one_of("intrinsic", self.intrinsic, INTRINSICS)
-        for name in ("total_frames", "n_envs", "n_steps", "batch_size", "n_epochs", "features_dim"):
+        for name in ("total_frames", "n_envs", "n_steps", "batch_size", "n_epochs", "features_dim", "latents_dim"):
             check_int_at_least(name, getattr(self, name), 1)
+        check_int_at_least("max_episode_steps", self.max_episode_steps, 0)
+        check_one_of("policy", self.policy, ("gru", "ff"))
+        check_one_of("minibatch", self.minibatch, ("transitions", "sequences"))
         check_int_at_least("model_features_dim", self.model_features_dim, 1)
         check_int_at_least("seed", self.seed, 0)
         for name in ("lr", "clip", "max_grad_norm", "model_lr"):

@@ -99,10 +99,13 @@ def make_env(env_id: str, noise_scale: float = 0.0, seed: int | None = None, **k
 class VecEnv:
     """N environments stepped in a Python loop with same-step auto-reset (each seeded once: a new level per episode)."""
 
-    def __init__(self, env_id: str, n_envs: int, seed: int = 0, noise_scale: float = 0.0) -> None:
+    def __init__(
+        self, env_id: str, n_envs: int, seed: int = 0, noise_scale: float = 0.0, max_episode_steps: int = 0
+    ) -> None:
         if n_envs < 1:
             raise ValueError(f"n_envs must be >= 1, got {n_envs}")
-        self.envs = [make_env(env_id, noise_scale, seed + 7919 * i) for i in range(n_envs)]
+        kw = {"max_steps": max_episode_steps} if max_episode_steps else {}  # MiniGrid's own time limit otherwise
+        self.envs = [make_env(env_id, noise_scale, seed + 7919 * i, **kw) for i in range(n_envs)]
         self.n_envs, self.seed = n_envs, seed
         self.obs_shape = self.envs[0].observation_space.shape
         self.n_actions = int(self.envs[0].action_space.n)

@@ -19,7 +19,7 @@ import numpy as np
 
 from iclr25.etd_exploration.config import PRESETS, Config
 from iclr25.shared.results import Claim, Report, save_figure
-from iclr25.shared.run import Run, start_run
+from iclr25.shared.run import Run, reproduction
 
 SLUG = "etd-exploration"
 
@@ -130,28 +130,17 @@ def _figures(run_dir: Path, maze: dict | None, ppo: dict[str, dict]) -> list[str
     return names
 
 
-def run(
-    scale: str = "quick",
-    out: str | Path | None = None,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    wandb: str = "off",
-    overwrite: bool = False,
-    config: Config | None = None,
-) -> Report:
+@reproduction(SLUG, PRESETS)
+def run(run: Run) -> Report:
     """Run a preset and return its Report (results.json, report.md and figures written to `out`)."""
-    with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
-    ) as run:
-        metrics, throughput, maze, ppo_all = measure(run)
-        figures = _figures(run.dir, maze, ppo_all)
-        notes = (
-            "The paper reports learning curves and a distance heat-map, not numbers; 'paper' cells name the claim's "
-            "source. Thresholds are the spec's acceptance checks. The maze correlation over all cells is reported "
-            f"only: pairs more than ~20 corridor cells apart never share a 50-step random-walk episode. device={run.device}."
-        )
-        return run.report(claims(metrics, run.config), metrics, throughput=throughput, figures=figures, notes=notes)
+    metrics, throughput, maze, ppo_all = measure(run)
+    figures = _figures(run.dir, maze, ppo_all)
+    notes = (
+        "The paper reports learning curves and a distance heat-map, not numbers; 'paper' cells name the claim's "
+        "source. Thresholds are the spec's acceptance checks. The maze correlation over all cells is reported "
+        f"only: pairs more than ~20 corridor cells apart never share a 50-step random-walk episode. device={run.device}."
+    )
+    return run.report(claims(metrics, run.config), metrics, throughput=throughput, figures=figures, notes=notes)
 
 
 def measure(run: Run) -> tuple[dict[str, Any], dict[str, float], dict | None, dict[str, dict]]:
