@@ -26,6 +26,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from iclr25.dynamical_diffusion.config import DDIM_BUGS
+
 EpsNet = Callable[[Tensor, Tensor], Tensor]  # (net_input (B, S, 2C+2, *sp), t (B,)) -> eps_mix (B, S, C, *sp)
 
 
@@ -141,10 +143,17 @@ class DynamicalDiffusion(nn.Module):
         gamma_ratio: float = 0.5,
         dependent_noise: bool = True,
         n_context: int = 3,
+        ddim_bug: str | None = None,
     ) -> None:
+        """`ddim_bug` (one of DDIM_BUGS, dependent noise only) makes every DDIM step deliberately wrong, so that the
+        exact checks can show they catch it in this sampler: 'remix_theta_t' re-mixes with theta_bar_t instead of
+        theta_bar_{t_prev}; 'no_unmix' carries the mixed noise over as it is; 'double_mix' mixes it a second time."""
         super().__init__()
         if n_context < 1:
             raise ValueError(f"n_context must be >= 1, got {n_context}")
+        if ddim_bug is not None and (ddim_bug not in DDIM_BUGS or not dependent_noise):
+            raise ValueError(f"ddim_bug must be None or one of {DDIM_BUGS} with dependent noise, got {ddim_bug!r}")
+        self.ddim_bug = ddim_bug
         self.net = net
         self.T = T
         self.gamma_ratio = float(gamma_ratio)
@@ -220,7 +229,11 @@ class DynamicalDiffusion(nn.Module):
             if clip_x0 is not None:
                 x0_hat = x0_hat.clamp(-clip_x0, clip_x0)
                 e_std = (dyn_inverse(x, th) - sa * x0_hat) / s1a
-            return dyn(sa_p * x0_hat + s1a_p * e_std, th_prev)
+            if self.ddim_bug == "no_unmix":  # wrong: x' = sqrt(abar') Dyn_{theta'}(x0_hat) + sqrt(1-abar') eps_mix
+                return sa_p * dyn(x0_hat, th_prev) + s1a_p * eps_mix
+            if self.ddim_bug == "double_mix":  # wrong: the mixed noise goes through the re-mix again
+                e_std = eps_mix
+            return dyn(sa_p * x0_hat + s1a_p * e_std, th if self.ddim_bug == "remix_theta_t" else th_prev)
         x0_hat = dyn_inverse((x - s1a * eps_mix) / sa, th)
         e_std = eps_mix
         if clip_x0 is not None:
