@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from iclr25.lrnn_state_tracking.baselines import ALL_MODELS, build_model
-from iclr25.lrnn_state_tracking.models import DeltaNetLayer, DiagonalLRNN, FullMatrixLRNN, MambaLayer
+from iclr25.lrnn_state_tracking.models import DeltaNetLayer, DiagonalLRNN, Figure1Model, FullMatrixLRNN, MambaLayer
 
 
 @pytest.mark.parametrize(("eig_range", "hi"), [("[-1,1]", 2.0), ("[0,1]", 1.0)])
@@ -103,14 +103,36 @@ def test_build_model_rejects_unknown():
 
 
 def test_full_matrix_lrnn_follows_its_recurrence():
+    """h_0 = B(x_0) x_0, h_t = A(x_t) h_{t-1} + B(x_t) x_t with dense A, B = reshape(W x + b)/sqrt(d) (official)."""
     torch.manual_seed(4)
     layer = FullMatrixLRNN(4).double()
     x = torch.randn(2, 3, 4, dtype=torch.float64)
     h = layer(x)
-    A = layer.w_a(x).view(2, 3, 4, 4) / 2  # reshape(W_A x) / sqrt(d)
-    Bx = layer.w_b(x) * x  # Diag(W_b x + b_b) x
-    expected = Bx[:, 0]
-    assert torch.allclose(h[:, 0], expected, atol=1e-12)
-    for t in (1, 2):
-        expected = (A[:, t] @ expected[..., None])[..., 0] + Bx[:, t]
-        assert torch.allclose(h[:, t], expected, atol=1e-12)
+    W_a, b_a, W_b, b_b = layer.w_a.weight, layer.w_a.bias, layer.w_b.weight, layer.w_b.bias
+    for n in range(2):
+        expected = None
+        for t in range(3):
+            A = (W_a @ x[n, t] + b_a).view(4, 4) / 2  # reshape(W_A x + b_A) / sqrt(d), row-major
+            Bm = (W_b @ x[n, t] + b_b).view(4, 4) / 2
+            expected = Bm @ x[n, t] if expected is None else A @ expected + Bm @ x[n, t]
+            assert torch.allclose(h[n, t], expected, atol=1e-12)
+
+
+def test_full_matrix_input_term_is_dense():
+    """B(x) mixes channels: a change in one input channel moves every state channel at t = 0 (Diag(.) x would not)."""
+    torch.manual_seed(5)
+    layer = FullMatrixLRNN(6).double()
+    x = torch.randn(1, 1, 6, dtype=torch.float64)
+    y = x.clone()
+    y[..., 0] += 1.0
+    moved = (layer(x) - layer(y)).abs()[0, 0]
+    assert (moved > 1e-6).all()
+    assert layer.w_b.out_features == 36
+
+
+def test_build_fullmatrix_is_the_official_one_block_model():
+    model = build_model("fullmatrix", 3, d_model=10, n_layers=2)
+    assert isinstance(model.lrnn, FullMatrixLRNN)  # pre-LayerNorm -> layer -> post-LayerNorm -> head, one block
+    assert model(torch.randint(0, 3, (2, 7))).shape == (2, 7, 3)
+    with pytest.raises(ValueError, match="layer must be"):
+        Figure1Model(3, 4, layer="dense")

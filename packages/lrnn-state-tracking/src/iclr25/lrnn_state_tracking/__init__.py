@@ -6,63 +6,48 @@ Public names are exported lazily: importing this package does not import torch.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="lrnn-state-tracking",
-    title="Unlocking State-Tracking in Linear RNNs Through Negative Eigenvalues",
-    authors="Riccardo Grazzi, Julien Siems, Arber Zela, Jörg K.H. Franke, Frank Hutter, Massimiliano Pontil",
-    arxiv="2411.12537",
-    code="automl/unlocking_state_tracking",
-    cli="iclr25.lrnn_state_tracking.cli:main",
-    reproduce="iclr25.lrnn_state_tracking.reproduce:run",
-    scales=("ci", "quick", "full"),
-    summary="Extending the eigenvalue range of linear-RNN state transitions to [-1, 1] lets them solve parity and track state.",
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS: dict[str, str] = {  # public name -> submodule
-    # recurrences: fast forms and step-by-step references
-    "diagonal_scan": "ops",
-    "delta_rule_chunked": "ops",
-    "selective_scan": "ops",
-    "mamba_transition": "ops",
-    "parse_eig_range": "config",
-    "diagonal_scan_reference": "reference",
-    "delta_rule_recurrent": "reference",
-    "selective_scan_reference": "reference",
-    # models and baselines
-    "DiagonalLRNN": "models",
-    "Figure1Model": "models",
-    "DeltaNetLayer": "models",
-    "MambaLayer": "models",
-    "FullMatrixLRNN": "models",
-    "LRNNForSequenceTasks": "models",
-    "LSTMModel": "baselines",
-    "TransformerModel": "baselines",
-    "build_model": "baselines",
-    # tasks and metrics
-    "parity": "data",
-    "modular_arithmetic": "data",
-    "modular_arithmetic_brackets": "data",
-    "word_problem": "data",
-    "to_io": "data",
-    "scaled_accuracy": "data",
-    "load_word_problem_csv": "data",
-    "get_task": "data",
-    # theory
-    "householder": "theory",
-    "swap_reflection": "theory",
-    "permutation_to_householders": "theory",
-    "rotation_as_two_reflections": "theory",
-    "parity_lrnn": "theory",
-    "finite_precision_orbit": "theory",
-    # training
-    "TrainConfig": "config",
-    "train": "training",
-    "evaluate": "training",
-}
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.lrnn_state_tracking.baselines import LSTMModel, TransformerModel, build_model
+    from iclr25.lrnn_state_tracking.config import TrainConfig, parse_eig_range
+    from iclr25.lrnn_state_tracking.data import (
+        get_task,
+        load_word_problem_csv,
+        modular_arithmetic,
+        modular_arithmetic_brackets,
+        parity,
+        scaled_accuracy,
+        to_io,
+        word_problem,
+    )
+    from iclr25.lrnn_state_tracking.models import (
+        DeltaNetLayer,
+        DiagonalLRNN,
+        Figure1Model,
+        FullMatrixLRNN,
+        LRNNForSequenceTasks,
+        MambaLayer,
+    )
+    from iclr25.lrnn_state_tracking.ops import delta_rule_chunked, diagonal_scan, mamba_transition, selective_scan
+    from iclr25.lrnn_state_tracking.reference import (
+        delta_rule_recurrent,
+        diagonal_scan_reference,
+        selective_scan_reference,
+    )
+    from iclr25.lrnn_state_tracking.theory import (
+        finite_precision_orbit,
+        householder,
+        parity_lrnn,
+        permutation_to_householders,
+        rotation_as_two_reflections,
+        swap_reflection,
+    )
+    from iclr25.lrnn_state_tracking.training import evaluate, train
 
-__all__ = ["PAPER", *sorted(_EXPORTS)]
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

@@ -71,6 +71,8 @@ def build_model(
     """Any model of this package by name: figure1, deltanet, mamba, diagonal, fullmatrix, lstm, transformer."""
     if name == "figure1":
         return Figure1Model(vocab_size, d_model, eig_range)
+    if name == "fullmatrix":  # the official one-block `simple_recurrent` model with the `full_matrix` layer
+        return Figure1Model(vocab_size, d_model, eig_range, layer="fullmatrix")
     if name in MIXERS:
         return LRNNForSequenceTasks(vocab_size, d_model, n_layers, name, eig_range, n_heads, **kwargs)
     if name == "lstm":

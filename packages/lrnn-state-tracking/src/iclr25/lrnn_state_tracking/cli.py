@@ -15,15 +15,14 @@ import json
 import sys
 from pathlib import Path
 
-from iclr25.lrnn_state_tracking.config import MODELS, PRESETS, TASKS, TRAIN_PRESETS, TrainConfig
+from iclr25.lrnn_state_tracking.config import MODELS, TASKS, TRAIN_PRESETS, TrainConfig
 from iclr25.shared.cli import (
     CliError,
     add_run_args,
     build_config,
     check_verb_flags,
-    guarded,
     make_parser,
-    reproduce_command,
+    package_main,
     scale_out_from_args,
 )
 from iclr25.shared.run import DEVICES, open_run_folder
@@ -180,16 +179,12 @@ def _theory() -> int:
     return 0 if all(checks.values()) else 1
 
 
-@guarded(PROG)
+_main = package_main(PROG, _parser, {"train": _train, "eval": _eval, "theory-check": lambda _: _theory()})
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-lrnn-state-tracking`."""
-    argv = _fix_negative_values(list(sys.argv[1:] if argv is None else argv))
-    args = _parser().parse_args(argv)
-    if args.command == "reproduce":
-        return reproduce_command(SLUG, args, "iclr25.lrnn_state_tracking.reproduce:run", PRESETS)
-    if args.command == "theory-check":
-        return _theory()
-    return _train(args) if args.command == "train" else _eval(args)
+    """Entry point of `iclr25-lrnn-state-tracking` (negative numbers are values, not flags)."""
+    return _main(_fix_negative_values(list(sys.argv[1:] if argv is None else argv)))
 
 
 if __name__ == "__main__":

@@ -192,3 +192,36 @@ TRAIN_PRESETS: dict[str, dict[str, int]] = {
     "quick": {"d_model": 32, "n_layers": 1, "n_heads": 2, "steps": 1_000, "batch_size": 64, "warmup": 100},
     "full": {},
 }
+
+
+LM_MODELS = ("deltanet", "mamba")
+
+
+@dataclass(frozen=True)
+class LMConfig:
+    """A byte-level language model for the perplexity-vs-position evaluation of Fig. 5 (a CPU-sized stand-in for the
+    paper's FLA pre-training; the paper's 340M-1.3B checkpoints are not loadable here)."""
+
+    model: str = "deltanet"
+    eig_range: str = "[-1,1]"
+    d_model: int = 64
+    n_layers: int = 2
+    n_heads: int = 4
+    seq_len: int = 256  # training window in tokens
+    steps: int = 200
+    batch_size: int = 16
+    lr: float = 1e-3
+    weight_decay: float = 0.1
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_one_of("model", self.model, LM_MODELS)
+        object.__setattr__(self, "eig_range", parse_eig_range(self.eig_range))
+        for name in ("d_model", "n_layers", "n_heads", "steps", "batch_size"):
+            check_int_at_least(name, getattr(self, name), 1)
+        check_int_at_least("seq_len", self.seq_len, 2)
+        check_int_at_least("seed", self.seed, 0)
+        check_positive("lr", self.lr)
+        check_nonnegative("weight_decay", self.weight_decay)
+        if self.model == "deltanet" and self.d_model % self.n_heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")

@@ -6,7 +6,7 @@ arXiv 2411.12537), with the paper's eigenvalue-range switch.
 - `MambaLayer`: Mamba-1 mixer, Ā = exp(ΔA) on [0, 1] or 2·exp(ΔA) - 1 on [-1, 1] (§4, "Mamba"); nothing else changes.
 - `DeltaNetLayer`: DeltaNet mixer, A = I - β k kᵀ with β = σ(w_βᵀx) on [0, 1] or 2σ(w_βᵀx) on [-1, 1] (§4, "DeltaNet");
   the same β scales the write term β k vᵀ. Keys are L2-normalised so the eigenvalue 1 - β‖k‖² stays in (-1, 1].
-- `FullMatrixLRNN`: dense, unconstrained A(x), B(x) as in Figure 1 (the "full matrix simple" S5 reference of App. E).
+- `FullMatrixLRNN`: dense, unconstrained A(x) and B(x) = reshape(W x)/√d (the "full matrix" reference of §5, App. E).
 - `LRNNForSequenceTasks`: embedding → pre-norm residual blocks (mixer + SwiGLU MLP for DeltaNet) → head.
 
 Block layout, norms and inits follow the official configs (spec §3.2, §3.3, §3.6); deliberate differences are listed in
@@ -67,13 +67,21 @@ class DiagonalLRNN(nn.Module):
 
 
 class Figure1Model(nn.Module):
-    """The paper's Figure-1 parity model: embedding → LayerNorm → DiagonalLRNN → LayerNorm → linear head (no residual)."""
+    """The paper's Figure-1 parity model: embedding → LayerNorm → LRNN → LayerNorm → linear head (no residual).
 
-    def __init__(self, vocab_size: int, dim: int = 10, eig_range: str = "[-1,1]", scan: str = "auto") -> None:
+    layer: "diagonal" (`DiagonalLRNN`, Figure 1) or "fullmatrix" (`FullMatrixLRNN`, the official configs' one-block
+    `full_matrix` model, which has no eigenvalue range).
+    """
+
+    def __init__(
+        self, vocab_size: int, dim: int = 10, eig_range: str = "[-1,1]", scan: str = "auto", layer: str = "diagonal"
+    ) -> None:
         super().__init__()
+        if layer not in ("diagonal", "fullmatrix"):
+            raise ValueError(f"layer must be 'diagonal' or 'fullmatrix', got {layer!r}")
         self.embedding = nn.Embedding(vocab_size, dim)
         self.norm_in = nn.LayerNorm(dim, eps=1e-5, bias=False)
-        self.lrnn = DiagonalLRNN(dim, eig_range, scan)
+        self.lrnn = DiagonalLRNN(dim, eig_range, scan) if layer == "diagonal" else FullMatrixLRNN(dim)
         self.norm_out = nn.LayerNorm(dim, eps=1e-5, bias=False)
         self.head = nn.Linear(dim, vocab_size, bias=False)
         std = math.sqrt(2 / (5 * dim))  # official init of embedding and head
@@ -197,24 +205,30 @@ class MambaLayer(nn.Module):
 
 
 class FullMatrixLRNN(nn.Module):
-    """Dense LRNN h_t = A(x_t) h_{t-1} + B(x_t) x_t, A(x) = reshape(W_A x)/√d unconstrained (App. E, S5 reference).
+    """Dense LRNN h_t = A(x_t) h_{t-1} + B(x_t) x_t (eq. 1), the "full matrix" reference of §5.1 and App. E.
 
-    B(x) = Diag(W_b x + b_b), as in the Figure-1 model, so only the transition differs from `DiagonalLRNN`.
+    A(x) = reshape(W_A x + b_A)/√d and B(x) = reshape(W_B x + b_B)/√d, both dense d×d and unconstrained (no eigenvalue
+    control), with PyTorch's default Linear inits, as in the official `full_matrix.py`; h_0 = B(x_0) x_0.
     """
 
     def __init__(self, dim: int) -> None:
         super().__init__()
         self.dim = dim
         self.w_a = nn.Linear(dim, dim * dim)
-        self.w_b = nn.Linear(dim, dim)
+        self.w_b = nn.Linear(dim, dim * dim)
+
+    def matrices(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """A(x_t) and B(x_t), each (B, T, D, D)."""
+        B, T, D = x.shape
+        scale = math.sqrt(D)
+        return self.w_a(x).view(B, T, D, D) / scale, self.w_b(x).view(B, T, D, D) / scale
 
     def forward(self, x: Tensor) -> Tensor:
         """(B, T, D) -> hidden states (B, T, D) (a loop over time: no parallel form for dense A)."""
-        B, T, D = x.shape
-        A = self.w_a(x).view(B, T, D, D) / math.sqrt(D)
-        b = self.w_b(x) * x  # B(x_t) x_t = Diag(W_b x_t + b_b) x_t
-        h, out = x.new_zeros(B, D), []
-        for t in range(T):
+        A, Bm = self.matrices(x)  # (B, T, D, D) each
+        b = (Bm @ x[..., None])[..., 0]  # B(x_t) x_t, (B, T, D)
+        h, out = b[:, 0], [b[:, 0]]  # h_0 = B(x_0) x_0 (A is not applied at t = 0)
+        for t in range(1, x.shape[1]):
             h = (A[:, t] @ h[..., None])[..., 0] + b[:, t]
             out.append(h)
         return torch.stack(out, dim=1)

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from iclr25.lrnn_state_tracking.config import PRESETS, Config
-from iclr25.shared.fabric import ScaleOut
 from iclr25.shared.results import Claim, Report, save_figure
-from iclr25.shared.run import start_run
+from iclr25.shared.run import Run, reproduction
 
 SLUG = "lrnn-state-tracking"
 
@@ -162,47 +161,24 @@ def _length_curve(correct: Any, lengths: Any, bins: int = 9, lo: int = 40, hi: i
     return centers, accs
 
 
-def run(
-    scale: str = "quick",
-    out: str | Path | None = None,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    wandb: str = "off",
-    overwrite: bool = False,
-    config: Config | None = None,
-    scale_out: ScaleOut | None = None,
-) -> Report:
+@reproduction(SLUG, PRESETS)
+def run(active: Run) -> Report:
     """Run a preset, write results.json + report.md + figures into `out`, and return the Report.
 
     `scale_out` (`--devices`, `--resume auto`, ...): every training run goes through Lightning Fabric with the
     global batch split over the processes, and is checkpointed so that an interrupted run continues."""
-    if scale_out is not None and scale_out.resume not in (None, "auto"):
-        raise ValueError("reproduce trains many models: --resume takes 'auto' (continue the run in --out)")
-    with start_run(
-        SLUG,
-        scale,
-        PRESETS,
-        out=out,
-        seed=seed,
-        device=device,
-        wandb=wandb,
-        overwrite=overwrite,
-        config=config,
-        scale_out=scale_out,
-    ) as active:
-        import torch
+    import torch
 
-        threads_before = torch.get_num_threads()
-        try:
-            metrics, throughput, figures = measure(active.config, active, seed)
-            dev = active.device
-            notes = _notes(active.config) + f"\nDevice: {dev}, {torch.get_num_threads()} torch thread(s)."
-        finally:
-            torch.set_num_threads(threads_before)  # do not leak the thread count into the caller's process
-        return active.report(
-            claims(metrics, active.config, dev), metrics, throughput=throughput, figures=figures, notes=notes
-        )
+    threads_before = torch.get_num_threads()
+    try:
+        metrics, throughput, figures = measure(active.config, active, active.seed)
+        dev = active.device
+        notes = _notes(active.config) + f"\nDevice: {dev}, {torch.get_num_threads()} torch thread(s)."
+    finally:
+        torch.set_num_threads(threads_before)  # do not leak the thread count into the caller's process
+    return active.report(
+        claims(metrics, active.config, dev), metrics, throughput=throughput, figures=figures, notes=notes
+    )
 
 
 def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any], dict[str, float], list[str]]:
