@@ -46,7 +46,7 @@ def test_truncation_ends_the_episode_and_clears_memory():
         done_seen |= done
         obs = nxt
     assert done_seen.all()  # truncated at max_steps = done
-    assert all(len(m) == 0 for m in etd.feat_mem)
+    assert (etd.lengths == 0).all()
     assert infos and infos[0]["length"] == limit
 
 

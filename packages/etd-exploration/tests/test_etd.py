@@ -50,11 +50,12 @@ def test_mrn_matches_reference_values_and_grads(shape, dtype):
         torch.testing.assert_close(a, b, atol=tol, rtol=tol)
 
 
-def test_mrn_pairwise_matches_broadcast_form():
+@pytest.mark.parametrize("max_elements", [1, 200, 1 << 20], ids=["row-by-row", "chunks", "one-chunk"])
+def test_mrn_pairwise_matches_broadcast_form(max_elements):
     g = torch.Generator().manual_seed(2)
     x = torch.randn(9, 64, generator=g, dtype=torch.float64, requires_grad=True)
     y = torch.randn(11, 64, generator=g, dtype=torch.float64, requires_grad=True)
-    fast, slow = mrn_pairwise(x, y), mrn_distance(x[:, None], y[None])
+    fast, slow = mrn_pairwise(x, y, max_elements=max_elements), mrn_distance(x[:, None], y[None])
     torch.testing.assert_close(fast, slow, atol=1e-8, rtol=1e-8)
     w = torch.randn(9, 11, generator=g, dtype=torch.float64)
     gf = torch.autograd.grad((fast * w).sum(), (x, y))
@@ -147,8 +148,8 @@ class _Identity(torch.nn.Module):
         return x.float()
 
 
-def _identity_etd(n_envs):
-    etd = ETDReward((4,), n_envs, feature_dim=8, emb_dim=4, encoder="mlp")
+def _identity_etd(n_envs, **kwargs):
+    etd = ETDReward((4,), n_envs, feature_dim=8, emb_dim=4, encoder="mlp", **kwargs)
     etd.critic.g = _Identity()
     etd.critic.phi = _Identity()
     return etd
@@ -164,7 +165,7 @@ def test_episodic_reward_is_min_distance_and_memory_clears():
     assert r2[0] == pytest.approx(expected, abs=1e-6)
     revisit = etd.compute(s2, np.zeros(1), s0, np.array([True]))
     assert revisit[0] <= 1e-3
-    assert etd.feat_mem[0] == [] and etd.obs_mem[0] == []
+    assert int(etd.lengths[0]) == 0 and etd.memory(0)[0].numel() == 0
 
 
 def test_episodic_reward_matches_reference_over_a_stream():
@@ -172,8 +173,9 @@ def test_episodic_reward_matches_reference_over_a_stream():
     T, N = 30, 3
     obs = rng.normal(size=(T + 1, N, 4))
     dones = rng.random((T, N)) < 0.15
-    etd = _identity_etd(N)
+    etd = _identity_etd(N, capacity=2)  # the preallocated memory has to grow (2 -> 4 -> ... slots)
     fast = np.stack([etd.compute(obs[t], np.zeros(N), obs[t + 1], dones[t]) for t in range(T)])
+    assert etd.capacity >= int(etd.lengths.max()) > 2
     for n in range(N):
         # with same-step reset the next step starts from a fresh observation; reuse obs[t+1] for the stream
         z = torch.tensor(obs[:, n])
@@ -230,3 +232,31 @@ def test_refresh_matches_recomputing_phi_on_the_whole_memory():
             mem = torch.as_tensor(stream[:5, n])
             new = torch.as_tensor(stream[5, n][None]).expand(5, -1, -1, -1)
             assert got[n] == pytest.approx(float(etd.critic.distance(mem, new).min()), abs=1e-5)
+
+
+def test_memory_holds_the_episode_and_the_broken_mean_differs_from_the_min():
+    etd, broken = _identity_etd(2), _identity_etd(2, aggregate="mean")
+    rng = np.random.default_rng(1)
+    obs = rng.normal(size=(6, 2, 4))
+    done = np.array([False, False])
+    for t in range(4):
+        got, bad = etd.compute(obs[t], None, obs[t + 1], done), broken.compute(obs[t], None, obs[t + 1], done)
+    mem = torch.tensor(obs[:4, 0], dtype=torch.float32)  # s_0 .. s_3 of env 0, before s_4
+    new = torch.tensor(obs[4, 0], dtype=torch.float32).expand(4, -1)
+    d = mrn_distance(mem, new)
+    assert got[0] == pytest.approx(float(d.min()), abs=1e-6) and bad[0] == pytest.approx(float(d.mean()), abs=1e-6)
+    torch.testing.assert_close(etd.memory(0)[0], torch.tensor(obs[:5, 0]))  # observations kept as given
+    assert etd.lengths.tolist() == [5, 5]
+    etd.reset([1])
+    assert etd.lengths.tolist() == [5, 0]
+    with pytest.raises(ValueError, match="aggregate must be one of"):
+        ETDReward((4,), 1, aggregate="median")
+
+
+def test_anchors_and_positives_share_one_critic_pass():
+    torch.manual_seed(0)
+    critic = TemporalDistanceCritic((3, 7, 7), feature_dim=32, latent_dim=32)
+    calls = []
+    critic.g.register_forward_hook(lambda m, i, o: calls.append(i[0].shape[0]))
+    critic.logits(torch.randint(0, 10, (6, 3, 7, 7)), torch.randint(0, 10, (6, 3, 7, 7)))
+    assert calls == [12]

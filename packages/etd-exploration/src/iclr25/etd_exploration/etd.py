@@ -34,6 +34,7 @@ Energy = Literal["mrn_pot", "mrn", "l2", "cos", "dot"]
 LossKind = Literal["infonce_symmetric", "infonce", "infonce_backward"]
 ENERGIES = ("mrn_pot", "mrn", "l2", "cos", "dot")
 LOSSES = ("infonce_symmetric", "infonce", "infonce_backward")
+AGGREGATES = ("min", "quantile10", "knn", "mean")  # "mean" is a deliberately broken reward (gate check)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -50,11 +51,42 @@ def mrn_distance(x: Tensor, y: Tensor, eps: float = 1e-8) -> Tensor:
     return asym + sym  # Eq. MRN
 
 
-def mrn_pairwise(x: Tensor, y: Tensor, eps: float = 1e-8) -> Tensor:
-    """All-pairs MRN distances D_ij = d(x_i, y_j): (B, D) x (M, D) -> (B, M); the L2 part through one matmul."""
+class _PairwiseMaxDiff(torch.autograd.Function):
+    """M_ij = max_k (x_ik - y_jk) for (B, K) x (M, K), computed in row chunks; the backward scatters the incoming
+    gradient to the argmax coordinate, so the (B, M, K) tensor never exists whole (forward) or at all (backward)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, y: Tensor, max_elements: int) -> Tensor:
+        B, K = x.shape
+        M = y.shape[0]
+        vals = x.new_empty(B, M)
+        arg = torch.empty(B, M, dtype=torch.long, device=x.device)
+        step = max(1, max_elements // max(1, M * K))  # rows per chunk
+        for i in range(0, B, step):
+            v, j = (x[i : i + step, None, :] - y[None, :, :]).max(dim=-1)  # (step, M)
+            vals[i : i + step], arg[i : i + step] = v, j
+        ctx.save_for_backward(arg)
+        ctx.shapes = (x.shape, y.shape)
+        return vals
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, Tensor, None]:
+        (arg,) = ctx.saved_tensors
+        x_shape, y_shape = ctx.shapes
+        gx = grad.new_zeros(x_shape).scatter_add_(1, arg, grad)  # dM_ij/dx_ik = 1[k = arg_ij]
+        gy = grad.new_zeros(y_shape).scatter_add_(1, arg.T.contiguous(), -grad.T.contiguous())  # = -1[k = arg_ij]
+        return gx, gy, None
+
+
+def mrn_pairwise(x: Tensor, y: Tensor, eps: float = 1e-8, max_elements: int = 1 << 20) -> Tensor:
+    """All-pairs MRN distances D_ij = d(x_i, y_j): (B, D) x (M, D) -> (B, M).
+
+    The max part runs in chunks of at most `max_elements` differences (no (B, M, D/2) intermediate; its backward is a
+    scatter to the argmax coordinates); the L2 part goes through one matmul.
+    """
     half = x.shape[-1] // 2
-    # max_i ReLU(.) = ReLU(max_i .); the max-then-clamp order has a cheaper backward
-    asym = (x[:, None, :half] - y[None, :, :half]).amax(dim=-1).clamp_min(0.0)  # (B, M)
+    # max_i ReLU(.) = ReLU(max_i .)
+    asym = _PairwiseMaxDiff.apply(x[:, :half].contiguous(), y[:, :half].contiguous(), max_elements).clamp_min(0.0)
     xs, ys = x[:, half:], y[:, half:]
     sq = (xs * xs).sum(1)[:, None] + (ys * ys).sum(1)[None, :] - 2.0 * xs @ ys.T  # ||u(x) - u(y)||^2, (B, M)
     return asym + torch.sqrt(sq.clamp_min(0.0) + eps)  # Eq. MRN
@@ -182,10 +214,10 @@ class TemporalDistanceCritic(nn.Module):
         return pair_distance(self.embed(self.features(x_obs)), self.embed(self.features(y_obs)), self.energy, self.eps)
 
     def logits_from_features(self, fx: Tensor, fy: Tensor) -> Tensor:
-        """Energy matrix L_ij = f(x_i, y_j) from features: (B, F) x (B, F) -> (B, B)."""
-        zx, zy = self.embed(fx), self.embed(fy)  # (B, D)
+        """Energy matrix L_ij = f(x_i, y_j) from features: (B, F) x (M, F) -> (B, M)."""
+        zx, zy = self.embed(torch.cat([fx, fy])).split([len(fx), len(fy)])  # phi in one pass, (B, D) and (M, D)
         if self.energy in ("mrn_pot", "mrn"):
-            logits = -mrn_pairwise(zx, zy, self.eps)  # (B, B)
+            logits = -mrn_pairwise(zx, zy, self.eps)  # (B, M)
             if self.energy == "mrn_pot":
                 logits = logits + self.potential(fy)[None, :]  # f = c(y) - d(x, y)  (Eq. energy)
             return logits
@@ -196,8 +228,9 @@ class TemporalDistanceCritic(nn.Module):
         return zx @ zy.T  # dot
 
     def logits(self, x_obs: Tensor, y_obs: Tensor) -> Tensor:
-        """Energy matrix L_ij = f(x_i, y_j): (B, ...) x (B, ...) -> (B, B)."""
-        return self.logits_from_features(self.features(x_obs), self.features(y_obs))
+        """Energy matrix L_ij = f(x_i, y_j): (B, ...) x (M, ...) -> (B, M); anchors and positives go through g at once."""
+        fx, fy = self.features(torch.cat([x_obs, y_obs])).split([len(x_obs), len(y_obs)])
+        return self.logits_from_features(fx, fy)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -314,8 +347,10 @@ class RewardNormalizer:
 class ETDReward:
     """ETD's intrinsic reward for N parallel environments, with its temporal-distance critic and optimiser.
 
-    Memory per environment: g-features of every observation of the current episode. For a transition s -> s',
-    append g(s') and reward ``min_k d(phi(g(s_k)), phi(g(s')))`` over the memory before s'  (Eq. ETD-reward).
+    The episodic memory is preallocated per environment: observations (N, L, ...), g-features (N, L, F), codes
+    (N, L, D) and lengths (N,); the capacity doubles when an episode outgrows it. For a transition s -> s' the reward
+    is ``min_k d(phi(g(s_k)), phi(g(s')))`` over the memory before s' (Eq. ETD-reward): one masked min over (N, L) per
+    step, then g(s') and its code are written at each env's length.
     """
 
     name = "etd"
@@ -334,33 +369,56 @@ class ETDReward:
         stale_features: bool = False,
         max_grad_norm: float = 0.5,
         seed: int = 0,
+        capacity: int = 128,
         **critic_kwargs: Any,
     ) -> None:
-        if aggregate not in ("min", "quantile10", "knn"):
-            raise ValueError(f"aggregate must be 'min', 'quantile10' or 'knn', got {aggregate!r}")
+        if aggregate not in AGGREGATES:
+            raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
         self.critic = TemporalDistanceCritic(obs_shape, **critic_kwargs).to(device)
         self.opt = torch.optim.Adam(self.critic.parameters(), lr=lr, eps=1e-5)
-        self.n_envs, self.device = n_envs, device
+        self.n_envs, self.device, self.obs_shape = n_envs, device, tuple(obs_shape)
         self.gamma_future, self.loss_kind, self.logsumexp_coef = gamma_future, loss, logsumexp_coef
         self.aggregate, self.boundary, self.stale = aggregate, boundary, stale_features
         self.max_grad_norm = max_grad_norm
         self.rng = np.random.default_rng(seed)
-        self.obs_mem: list[list[Tensor]] = [[] for _ in range(n_envs)]
-        self.feat_mem: list[list[Tensor]] = [[] for _ in range(n_envs)]
-        self.code_mem: list[list[Tensor]] = [[] for _ in range(n_envs)]
+        self.lengths = torch.zeros(n_envs, dtype=torch.long, device=device)
+        self.obs_mem: Tensor | None = None  # (N, capacity, ...), allocated on the first observation (its dtype)
+        self.feat_mem = torch.zeros(0)
+        self.code_mem = torch.zeros(0)
+        self.capacity = capacity
+
+    def _allocate(self, obs: Tensor, feat_dim: int, code_dim: int, capacity: int) -> None:
+        """(Re)allocate the memory with room for `capacity` observations like `obs[0]` per env, keeping its contents."""
+        N, dev = self.n_envs, self.device
+        old = (self.obs_mem, self.feat_mem, self.code_mem)
+        self.obs_mem = torch.zeros(N, capacity, *obs.shape[1:], dtype=obs.dtype, device=dev)
+        self.feat_mem = torch.zeros(N, capacity, feat_dim, device=dev)
+        self.code_mem = torch.zeros(N, capacity, code_dim, device=dev)
+        if old[0] is not None:
+            n = old[0].shape[1]
+            self.obs_mem[:, :n], self.feat_mem[:, :n], self.code_mem[:, :n] = old
+        self.capacity = capacity
 
     def reset(self, env_ids: Any = None) -> None:
         """Clear the episodic memory of the given environments (all by default)."""
-        ids = range(self.n_envs) if env_ids is None else env_ids
-        for i in ids:
-            self.obs_mem[i], self.feat_mem[i], self.code_mem[i] = [], [], []
+        if env_ids is None:
+            self.lengths.zero_()
+        else:
+            self.lengths[torch.as_tensor(list(env_ids), dtype=torch.long, device=self.device)] = 0
 
-    def _aggregate(self, d: Tensor) -> Tensor:
-        if self.aggregate == "min" or d.numel() == 1:
-            return d.min()
-        if self.aggregate == "quantile10":
-            return torch.quantile(d, 0.1)
-        return d.sort().values[min(9, d.numel() - 1)]  # knn: 10th nearest
+    def memory(self, env_id: int) -> tuple[Tensor, Tensor, Tensor]:
+        """The observations, features and codes env `env_id` holds now."""
+        n = int(self.lengths[env_id])
+        if self.obs_mem is None or n == 0:
+            empty = torch.zeros(0, device=self.device)
+            return empty, empty, empty
+        return self.obs_mem[env_id, :n], self.feat_mem[env_id, :n], self.code_mem[env_id, :n]
+
+    def _write(self, rows: Tensor, obs: Tensor, feats: Tensor, codes: Tensor) -> None:
+        """Append obs/feats/codes (R, ...) at the current lengths of the envs `rows` (R,)."""
+        pos = self.lengths[rows]
+        self.obs_mem[rows, pos], self.feat_mem[rows, pos], self.code_mem[rows, pos] = obs, feats, codes
+        self.lengths[rows] += 1
 
     @torch.no_grad()
     def compute(self, obs: np.ndarray, actions: np.ndarray, next_obs: np.ndarray, dones: np.ndarray) -> np.ndarray:
@@ -369,50 +427,55 @@ class ETDReward:
         phi only changes at model updates, so the memory's codes phi(g(s_k)) are cached between updates and
         recomputed by `refresh()`: identical to re-applying phi to the whole memory at every step, in O(t) not O(t^2).
         """
-        o = torch.as_tensor(obs, device=self.device)
         o2 = torch.as_tensor(next_obs, device=self.device)
-        empty = [i for i in range(self.n_envs) if not self.feat_mem[i]]
-        f2 = self.critic.features(o2)  # (N, F)
-        z2 = self.critic.embed(f2)  # (N, D)
-        if empty:
-            f0 = self.critic.features(o[empty])
-            z0 = self.critic.embed(f0)
-            for j, i in enumerate(empty):
-                self.obs_mem[i].append(o[i])
-                self.feat_mem[i].append(f0[j])
-                self.code_mem[i].append(z0[j])
-        lengths = [len(m) for m in self.code_mem]
-        z_mem = torch.stack([z for m in self.code_mem for z in m])  # (sum L, D)
-        seg = torch.repeat_interleave(torch.arange(self.n_envs, device=self.device), torch.tensor(lengths))
-        d = pair_distance(z_mem, z2[seg], self.critic.energy, self.critic.eps)  # (sum L,): d(memory -> new)
-        out = np.empty(self.n_envs)
-        if self.aggregate == "min":  # b_t = min_k d(phi(s_k), phi(s_t+1))  (Eq. ETD-reward)
-            r = torch.full((self.n_envs,), float("inf"), device=self.device)
-            out[:] = r.scatter_reduce(0, seg, d, reduce="amin").cpu().numpy()
+        empty = torch.nonzero(self.lengths == 0).flatten()  # episode starts: the memory first receives s_0
+        batch = o2 if len(empty) == 0 else torch.cat([torch.as_tensor(obs, device=self.device)[empty], o2])
+        f = self.critic.features(batch)  # g in one pass
+        z = self.critic.embed(f)
+        if self.obs_mem is None:
+            self._allocate(o2, f.shape[-1], z.shape[-1], self.capacity)
+        if len(empty):
+            self._write(empty, batch[: len(empty)], f[: len(empty)], z[: len(empty)])
+        f2, z2 = f[len(empty) :], z[len(empty) :]  # (N, F), (N, D)
+        n_max = int(self.lengths.max())
+        d = pair_distance(self.code_mem[:, :n_max], z2[:, None, :], self.critic.energy, self.critic.eps)  # (N, L)
+        valid = torch.arange(n_max, device=self.device)[None, :] < self.lengths[:, None]  # (N, L)
+        if self.aggregate == "min":  # b_t = min_k d(phi(s_k), phi(s_t+1))  (Eq. ETD-reward), one masked min
+            out = d.masked_fill(~valid, float("inf")).amin(dim=1)
+        elif self.aggregate == "mean":  # a deliberately broken reward: the mean instead of the min
+            out = (d * valid).sum(1) / self.lengths
         else:
-            for i, part in enumerate(torch.split(d, lengths)):
-                out[i] = float(self._aggregate(part))
-        for i in range(self.n_envs):
-            if dones[i]:
-                self.obs_mem[i], self.feat_mem[i], self.code_mem[i] = [], [], []
-            else:
-                self.obs_mem[i].append(o2[i])
-                self.feat_mem[i].append(f2[i])
-                self.code_mem[i].append(z2[i])
-        return out
+            out = torch.stack([self._aggregate(d[i, : int(n)]) for i, n in enumerate(self.lengths)])
+        done = torch.as_tensor(np.asarray(dones, dtype=bool), device=self.device)
+        self.lengths[done] = 0
+        keep = torch.nonzero(~done).flatten()
+        if len(keep):
+            if n_max >= self.capacity:  # a kept env may hold n_max entries and writes at index n_max
+                self._allocate(o2, f.shape[-1], z.shape[-1], 2 * self.capacity)
+            self._write(keep, o2[keep], f2[keep], z2[keep])
+        return out.cpu().numpy().astype(np.float64)
+
+    def _aggregate(self, d: Tensor) -> Tensor:
+        if d.numel() == 1:
+            return d[0]
+        if self.aggregate == "quantile10":
+            return torch.quantile(d, 0.1)
+        return d.sort().values[min(9, d.numel() - 1)]  # knn: 10th nearest
 
     @torch.no_grad()
-    def refresh(self) -> None:
-        """After a model update: recompute memory features with the new g (unless `stale_features`) and codes."""
-        for i in range(self.n_envs):
-            if not self.obs_mem[i]:
-                continue
-            if self.stale:  # official: cached g-features are kept, only phi is re-applied
-                feats = torch.stack(self.feat_mem[i])
-            else:
-                feats = self.critic.features(torch.stack(self.obs_mem[i]))
-                self.feat_mem[i] = list(feats.unbind(0))
-            self.code_mem[i] = list(self.critic.embed(feats).unbind(0))
+    def refresh(self, chunk: int = 4096) -> None:
+        """After a model update: recompute memory features with the new g (unless `stale_features`) and codes, for
+        every stored observation in batches of `chunk`."""
+        if self.obs_mem is None:
+            return
+        L = int(self.lengths.max())
+        valid = torch.arange(L, device=self.device)[None, :] < self.lengths[:, None]  # (N, L)
+        rows, cols = torch.nonzero(valid, as_tuple=True)
+        for k in range(0, len(rows), chunk):
+            r, c = rows[k : k + chunk], cols[k : k + chunk]
+            if not self.stale:  # official: cached g-features are kept, only phi is re-applied
+                self.feat_mem[r, c] = self.critic.features(self.obs_mem[r, c])
+            self.code_mem[r, c] = self.critic.embed(self.feat_mem[r, c])
 
     def positives(self, dones: np.ndarray) -> np.ndarray:
         """Positive indices (T, N) for a rollout whose `dones[t, n]` marks the last observation of an episode."""
