@@ -74,11 +74,13 @@ def test_train_step_updates_all_three_and_rewards_are_pre_step(grid):
 
     sa.sibling.loss = spy
     out = sa.train_step()
-    # the Sibling's reward came from the predictor as it was before this iteration's RND step (spec §3.3)
+    # the Sibling's reward came from the predictor as it was before this iteration's RND step (spec §3.3), read
+    # after the step's single update of the normalisation statistics on the Sibling's terminal states
+    rnd_before.observe(grid.encode(seen["batch"].terminal))
     expected, _ = intrinsic_targets(grid, rnd_before, seen["batch"], sa.sibling_reward)
     torch.testing.assert_close(seen["log_rs"], expected)
     for name in ("_count", "_mean", "_m2"):  # same normalisation state, stepped predictor: a different reward
-        getattr(sa.rnd, name).copy_(getattr(rnd_before, name))
+        assert torch.equal(getattr(sa.rnd, name), getattr(rnd_before, name)), name
     post, _ = intrinsic_targets(grid, sa.rnd, seen["batch"], sa.sibling_reward)
     assert not torch.allclose(post, expected)
     for k, m in (("b", sa.behavior.model), ("s", sa.sibling.model), ("r", sa.rnd.predictor)):
@@ -129,15 +131,58 @@ def test_rnd_novelty_drops_on_visited_states():
     assert rnd.novelty(unseen).mean() >= 10 * after
 
 
-def test_rnd_normalisation_and_errors():
-    rnd = RND(4, hidden=8, out_dim=3, error="l2norm", normalize=True)
+@pytest.mark.parametrize("style", ["std", "mean"])
+def test_rnd_normalisation_and_errors(style):
+    rnd = RND(4, hidden=8, out_dim=3, error="l2norm", normalize=style)
     x = torch.randn(32, 4)
     raw = rnd.error(x).detach()
-    r = rnd.novelty(x)
-    assert rnd.running_std == pytest.approx(float(raw.double().std(unbiased=False)), rel=1e-4)
-    torch.testing.assert_close(r, raw / rnd.running_std)
+    torch.testing.assert_close(rnd.novelty(x), raw)  # nothing observed yet: normaliser 1
+    rnd.observe(x)
+    expected = raw.double().std(unbiased=False) if style == "std" else raw.double().mean()
+    norm = rnd.running_std if style == "std" else rnd.running_mean
+    assert norm == pytest.approx(float(expected), rel=1e-4)
+    torch.testing.assert_close(rnd.novelty(x), raw / norm)
+    assert rnd.weight == pytest.approx(1 / norm)
     with pytest.raises(ValueError, match="error"):
         RND(4, error="l1")
+    with pytest.raises(ValueError, match="normalize"):
+        RND(4, normalize=True)
+
+
+def test_rnd_running_moments_match_concatenation():
+    """Two `observe` calls give the moments of the concatenated errors (parallel update)."""
+    rnd = RND(3, hidden=8, normalize="std")
+    a, b = torch.randn(7, 3), torch.randn(12, 3)
+    rnd.observe(a)
+    rnd.observe(b)
+    e = rnd.error(torch.cat([a, b])).detach().double()
+    assert rnd.running_mean == pytest.approx(float(e.mean()), rel=1e-6)
+    assert rnd.running_std == pytest.approx(float(e.std(unbiased=False)), rel=1e-6)
+
+
+@pytest.mark.parametrize("style", ["none", "std", "mean"])
+def test_novelty_reads_without_side_effects(style):
+    """`novelty` is a pure read: repeated calls agree and leave every parameter and buffer unchanged."""
+    rnd = RND(4, hidden=8, normalize=style)
+    rnd.observe(torch.randn(16, 4))
+    state = {k: v.clone() for k, v in rnd.state_dict().items()}
+    x = torch.randn(8, 4)
+    first = rnd.novelty(x)
+    for _ in range(3):
+        torch.testing.assert_close(rnd.novelty(x), first)
+    for k, v in rnd.state_dict().items():
+        assert torch.equal(v, state[k]), k
+
+
+def test_sagfn_step_observes_once_then_reads(grid):
+    """One SA-GFN iteration adds the Sibling's terminal errors to the statistics exactly once (edge form: the
+    visited states once), and the sibling reward is read with the statistics after that update."""
+    for kind, count in (("terminal_logsumexp", 16), ("gafn_edge", None)):
+        sa = SAGFN(grid, hidden=16, rnd_hidden=16, sibling_reward=kind, rnd_normalize="std", seed=3)
+        sa.train_step()
+        n = float(sa.rnd._count)
+        assert n == count if count is not None else n > 16
+        assert sa.rnd.weight == pytest.approx(1 / sa.rnd.running_std)
 
 
 @pytest.mark.parametrize("make", [tb_rnd, gafn], ids=["tb_rnd", "gafn"])

@@ -32,7 +32,7 @@ class IntrinsicGFlowNet(GFlowNet):
         rnd_error: str = "mse",
         rnd_activation: str = "relu",
         rnd_on: str = "terminal",
-        rnd_normalize: bool = False,
+        rnd_normalize: str = "none",
         lr_rnd: float = 1e-3,
         seed: int = 0,
         **kw: Any,
@@ -61,21 +61,29 @@ class IntrinsicGFlowNet(GFlowNet):
     def train_step(self) -> dict[str, Any]:
         """Sample on-policy; step the policy on R_e + r_i (pre-step predictor), then the RND predictor."""
         batch = self.sample()
+        states = self.env.encode(visited_states(batch) if self.rnd_on == "all" else batch.terminal)
+        if self.rnd.normalize != "none":
+            self.rnd.observe(states)  # the only update of the normalisation statistics
         log_r, edge = intrinsic_targets(self.env, self.rnd, batch, self.reward)
         loss = self.loss(batch, log_r, edge)
         self.update(loss)
-        states = visited_states(batch) if self.rnd_on == "all" else batch.terminal
-        loss_rnd = self.rnd.loss(self.env.encode(states))
+        loss_rnd = self.rnd.loss(states)
         self.rnd_opt.zero_grad(set_to_none=True)
         loss_rnd.backward()
         self.rnd_opt.step()
         x = batch.terminal
-        return {"loss": loss.item(), "loss_rnd": loss_rnd.item(), "sampled": x, "train_terminal": x}
+        return {
+            "loss": loss.item(),
+            "loss_rnd": loss_rnd.item(),
+            "rnd_weight": self.rnd.weight,
+            "sampled": x,
+            "train_terminal": x,
+        }
 
 
 def tb_rnd(env, intrinsic_scale: float = 1.0, **kw: Any) -> IntrinsicGFlowNet:
     """TB + RND: the SA-GFN Sibling's reward (normalised novelty) on a single network (no decoupling)."""
-    kw.setdefault("rnd_normalize", True)
+    kw.setdefault("rnd_normalize", "std")
     return IntrinsicGFlowNet(env, reward="terminal_logsumexp", intrinsic_scale=intrinsic_scale, **kw)
 
 

@@ -4,10 +4,11 @@ Spec §3.1/§3.2: a frozen random target f and a trained predictor f_hat; novelt
 either the mean squared error over the output dimensions (`error="mse"`, the project default, 1-d output) or the
 unsquared L2 norm (`error="l2norm"`, the GAFN reference: 128-d output, scale 0.1). Rewards are always detached.
 
-`normalize=True` divides the novelty by a running standard deviation of every error the module has computed
-for a reward, as Burda et al. (2019, §2.4) normalise RND rewards. Project choice: with PyTorch's default
-initialisation the raw error of a 1-d RND is ~1e-3, so an unnormalised c = 1 novelty is negligible next to
-R_e = 1 and the Sibling hardly explores.
+Normalisation (`normalize=`): "none" is the raw novelty c * e(x) of the spec and the third-party code;
+"std" divides by a running standard deviation of every error passed to `observe` (Burda et al. 2019, §2.4);
+"mean" divides by their running mean. Reading (`novelty`) never changes the running moments: the caller updates
+them explicitly with `observe`, once per iteration, on the states the predictor is trained on. `weight` is the
+effective multiplier of the raw error, c / normaliser, which grows as the errors decay when normalising.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ def _mlp(input_dim: int, hidden: int, out_dim: int, n_layers: int, activation: s
     return nn.Sequential(*layers, nn.Linear(width, out_dim))
 
 
+NORMALIZATIONS = ("none", "std", "mean")
+
+
 class RND(nn.Module):
     """RND module: `novelty(x)` = scale * e(x) (detached), `loss(x)` = mean e(x) for the predictor step."""
 
@@ -39,7 +43,7 @@ class RND(nn.Module):
         error: str = "mse",
         n_layers: int = 2,
         activation: str = "relu",
-        normalize: bool = False,
+        normalize: str = "none",
     ) -> None:
         super().__init__()
         if error not in ("mse", "l2norm"):
@@ -48,6 +52,8 @@ class RND(nn.Module):
             raise ValueError(f"activation must be one of {list(ACTIVATIONS)}, got {activation!r}")
         if scale < 0:
             raise ValueError(f"scale must be >= 0, got {scale}")
+        if normalize not in NORMALIZATIONS:
+            raise ValueError(f"normalize must be one of {NORMALIZATIONS}, got {normalize!r}")
         self.scale, self.error_kind = scale, error
         self.target = _mlp(input_dim, hidden, out_dim, n_layers, activation)
         self.predictor = _mlp(input_dim, hidden, out_dim, n_layers, activation)
@@ -57,22 +63,46 @@ class RND(nn.Module):
         self.register_buffer("_mean", torch.zeros((), dtype=torch.float64))
         self.register_buffer("_m2", torch.zeros((), dtype=torch.float64))
 
-    def _update_moments(self, e: torch.Tensor) -> None:
-        """Chan et al. parallel update of the running mean and variance of the errors."""
+    @torch.no_grad()
+    def observe(self, x: torch.Tensor) -> torch.Tensor:
+        """Add the errors e(x) of the states `x` to the running moments (Chan et al. parallel update); return e(x).
+
+        The only method that changes the normalisation statistics.
+        """
+        e = self.error(x).reshape(-1)
         n = float(e.numel())
+        if n == 0:
+            return e
         mean, var = e.double().mean(), e.double().var(unbiased=False)
         delta = mean - self._mean
         total = self._count + n
         self._mean += delta * n / total
         self._m2 += var * n + delta.pow(2) * self._count * n / total
         self._count.copy_(total)
+        return e
 
     @property
     def running_std(self) -> float:
-        """Running standard deviation of the errors seen by `novelty` (1 before any)."""
+        """Running standard deviation of the errors passed to `observe` (1 before two of them)."""
         if self._count < 2:
             return 1.0
         return float((self._m2 / self._count).sqrt().clamp(min=1e-12))
+
+    @property
+    def running_mean(self) -> float:
+        """Running mean of the errors passed to `observe` (1 before any)."""
+        if self._count < 1:
+            return 1.0
+        return float(self._mean.clamp(min=1e-12))
+
+    @property
+    def weight(self) -> float:
+        """Effective weight of the raw error in the novelty: c, c / running std or c / running mean."""
+        if self.normalize == "std":
+            return self.scale / self.running_std
+        if self.normalize == "mean":
+            return self.scale / self.running_mean
+        return self.scale
 
     def error(self, x: torch.Tensor) -> torch.Tensor:
         """Prediction error e(x) per row (differentiable w.r.t. the predictor)."""
@@ -83,12 +113,8 @@ class RND(nn.Module):
 
     @torch.no_grad()
     def novelty(self, x: torch.Tensor) -> torch.Tensor:
-        """Intrinsic reward r_i(x) = scale * e(x) (/ running std when `normalize`), detached."""
-        e = self.error(x)
-        if not self.normalize:
-            return self.scale * e
-        self._update_moments(e)
-        return self.scale * e / self.running_std
+        """Intrinsic reward r_i(x) = weight * e(x), detached; reads the module without changing it."""
+        return self.weight * self.error(x)
 
     def loss(self, x: torch.Tensor) -> torch.Tensor:
         """Predictor loss: mean prediction error on the visited states `x`."""

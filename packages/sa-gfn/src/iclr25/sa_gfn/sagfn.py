@@ -8,7 +8,10 @@ Spec §3.2-§3.4. Two GFlowNets with separate parameters and optimisers:
   "terminal_logsumexp" (project default): log R_S = beta_SN * logsumexp(beta_e log R_e, beta_i log r_i(x)),
   "gafn_terminal": log(R_e(x) + r_i(x)),
   "gafn_edge": GAFN's TB target log(R_e + r_i(x)) + sum_t log(P_B(s_t|s_{t+1}) + r_i(s_{t+1}) / F(s_{t+1})).
-One iteration (spec §3.3): sample S then B; r_i from the pre-step predictor; step B, then S, then RND.
+One iteration (spec §3.3): sample S then B; the RND statistics observe the Sibling's states; r_i from the pre-step
+predictor; step B, then S, then RND. `relabel=False` is the coupled ablation (the Behavior net takes the Sibling's
+trajectories with the Sibling's reward R_S instead of R_e); `freeze_rnd=True` never steps the predictor, so the
+novelty bonus stays fixed and the Sibling's target stays off R_e (the decoupling test).
 The official code is not public; defaults follow the spec (third-party defaults) and are marked there.
 """
 
@@ -202,7 +205,9 @@ class SAGFN:
         rnd_hidden: int = 256,
         rnd_out: int = 1,
         rnd_error: str = "mse",
-        rnd_normalize: bool = True,
+        rnd_normalize: str = "std",
+        relabel: bool = True,
+        freeze_rnd: bool = False,
         lr: float = 1e-3,
         lr_logz: float = 1e-1,
         lr_rnd: float = 1e-3,
@@ -227,38 +232,56 @@ class SAGFN:
             self.rnd.to(env.device)
         self.rnd_opt = self.rnd.optimizer(lr_rnd)
         self.n_mix, self.n_behavior = n_mix, n_behavior
+        self.relabel, self.freeze_rnd = relabel, freeze_rnd
 
     @property
     def policy(self) -> PolicyNet:
         """The Behavior policy: the sampler every target-distribution metric is computed on."""
         return self.behavior.policy
 
-    def behavior_loss(self, sibling_batch: TrajectoryBatch, own_batch: TrajectoryBatch | None) -> torch.Tensor:
-        """L_B on the first `n_mix` sibling trajectories + the Behavior's own, relabelled with R_e (spec §3.3)."""
+    def behavior_loss(
+        self,
+        sibling_batch: TrajectoryBatch,
+        own_batch: TrajectoryBatch | None,
+        sibling_log_rs: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """L_B on the first `n_mix` sibling trajectories + the Behavior's own, relabelled with R_e (spec §3.3).
+
+        With `relabel=False` (coupled ablation) the sibling trajectories keep their sibling reward `sibling_log_rs`.
+        """
         parts = [sibling_batch[: self.n_mix]] + ([own_batch] if own_batch is not None else [])
         mix = TrajectoryBatch.cat([p for p in parts if len(p)])
-        return self.behavior.loss(mix, self.env.log_reward(mix.terminal))  # extrinsic reward only
+        log_r = self.env.log_reward(mix.terminal)  # extrinsic reward only
+        if not self.relabel:
+            if sibling_log_rs is None:
+                raise ValueError("relabel=False needs the sibling log-rewards")
+            log_r = torch.cat([sibling_log_rs[: self.n_mix], log_r[self.n_mix :]])
+        return self.behavior.loss(mix, log_r)
 
     def train_step(self) -> dict[str, Any]:
         """One decoupled SA-GFN iteration (spec §3.3): B step, S step, RND step."""
         tS = self.sibling.sample()
         tB = self.behavior.sample(self.n_behavior) if self.n_behavior else None
+        rnd_states = self.env.encode(visited_states(tS) if self.sibling_reward.edge else tS.terminal)
+        if self.rnd.normalize != "none":
+            self.rnd.observe(rnd_states)  # the only update of the normalisation statistics
         log_rs, edge = intrinsic_targets(self.env, self.rnd, tS, self.sibling_reward)  # pre-step predictor
-        loss_b = self.behavior_loss(tS, tB)
+        loss_b = self.behavior_loss(tS, tB, log_rs)
         loss_s = self.sibling.loss(tS, log_rs, edge)
         self.behavior.update(loss_b)
         self.sibling.update(loss_s)
-        rnd_states = visited_states(tS) if self.sibling_reward.edge else tS.terminal
-        loss_rnd = self.rnd.loss(self.env.encode(rnd_states))
-        self.rnd_opt.zero_grad(set_to_none=True)
-        loss_rnd.backward()
-        self.rnd_opt.step()
+        loss_rnd = self.rnd.loss(rnd_states)
+        if not self.freeze_rnd:
+            self.rnd_opt.zero_grad(set_to_none=True)
+            loss_rnd.backward()
+            self.rnd_opt.step()
         sampled = tB.terminal if tB is not None else tS.terminal[:0]
         train = torch.cat([tS.terminal[: self.n_mix], sampled])
         return {
             "loss": loss_b.item(),
             "loss_sibling": loss_s.item(),
             "loss_rnd": loss_rnd.item(),
+            "rnd_weight": self.rnd.weight,
             "sampled": sampled,
             "train_terminal": train,
             "sibling_terminal": tS.terminal,

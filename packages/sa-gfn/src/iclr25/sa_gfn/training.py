@@ -2,7 +2,8 @@
 
 `fit` runs `iters` iterations of any trainer with a `train_step()` (GFlowNet, SAGFN, IntrinsicGFlowNet) and
 logs, every `eval_every` iterations, on the sampler (the Behavior net for SA-GFN): exact l1_mean and TV to R/Z,
-modes captured (P_T >= 0.05), modes found by its own samples and in all training data, and distinct states.
+modes captured (P_T >= 0.05), modes found by its own samples and in all training data, and distinct states; for
+SA-GFN also the Sibling's exact TV and the RND novelty's effective weight.
 """
 
 from __future__ import annotations
@@ -96,6 +97,10 @@ def fit(
                 "distinct_states_sampler": len(sampled.states),
                 "distinct_states_train": len(train.states),
             }
+            if "rnd_weight" in out:
+                row["rnd_weight"] = out["rnd_weight"]  # effective weight of the raw RND error (c / normaliser)
+            if hasattr(trainer, "sibling"):  # the Sibling's own exact P_T, to show it stays off target
+                row["sibling_tv"] = total_variation(trainer.sibling.exact_distribution(), env.true_distribution())
             history.append(row)
             if log is not None:
                 log(row, it)
