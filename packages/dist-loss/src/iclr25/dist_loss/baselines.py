@@ -87,8 +87,13 @@ class FDS(nn.Module):
         ks: int = 5,
         sigma: float = 2.0,
         momentum: float = 0.9,
+        label_min: float = 0.0,
+        label_step: float = 1.0,
     ) -> None:
         super().__init__()
+        if not label_step > 0:
+            raise ValueError(f"label_step must be > 0, got {label_step!r}")
+        self.label_min, self.label_step = float(label_min), float(label_step)
         if not 0 <= bucket_start < num_buckets:
             raise ValueError(f"need 0 <= bucket_start < num_buckets, got {bucket_start}, {num_buckets}")
         self.feature_dim, self.num_buckets, self.bucket_start = feature_dim, num_buckets, bucket_start
@@ -102,8 +107,10 @@ class FDS(nn.Module):
         self.register_buffer("epoch", torch.tensor(start_update))
 
     def bucket(self, labels: torch.Tensor) -> torch.Tensor:
-        """Bucket index of each label (labels <= bucket_start share the first, >= num_buckets-1 the last)."""
-        b = labels.reshape(-1).floor().long().clamp(self.bucket_start, self.num_buckets - 1)
+        """Bucket index of each label on the grid label_min + k * label_step (integer labels by default; buckets
+        <= bucket_start share the first, >= num_buckets-1 the last)."""
+        grid = (labels.reshape(-1) - self.label_min) / self.label_step
+        b = (grid + 1e-6).floor().long().clamp(self.bucket_start, self.num_buckets - 1)
         return b - self.bucket_start
 
     def _smooth(self, stats: torch.Tensor) -> torch.Tensor:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from iclr25.dist_loss.config import PRESETS, TrainConfig
+from iclr25.dist_loss.config import TrainConfig
 from iclr25.dist_loss.names import HEAD_INITS
 from iclr25.shared.cli import (
     CliError,
@@ -20,9 +20,8 @@ from iclr25.shared.cli import (
     add_scale_out_args,
     check_verb_flags,
     config_from_args,
-    guarded,
     make_parser,
-    reproduce_command,
+    package_main,
     scale_out_from_args,
 )
 from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
@@ -314,17 +313,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-@guarded(PROG)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-dist-loss`."""
-    args = _parser().parse_args(argv)
-    if args.command == "reproduce":
-        return reproduce_command(SLUG, args, "iclr25.dist_loss.reproduce:run", PRESETS)
-    if args.command == "synth":
-        return _cmd_synth(args)
-    if args.command == "train":
-        return _cmd_train(args)
-    return _cmd_eval(args)
+main = package_main(PROG, _parser, {"synth": _cmd_synth, "train": _cmd_train, "eval": _cmd_eval})
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ refused before torch loads."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from iclr25.dist_loss.names import HEAD_INITS, METHODS
 from iclr25.shared.validate import (
@@ -77,6 +78,16 @@ class Config:
     resnet_width: int = 64
     num_workers: int = 4
     checkpoint_every: int = 0  # epochs between checkpoints of every fit (0: none); --checkpoint-every too
+    # A user's own data instead of the synthetic task (`userdata.load_user_data`): a CSV/NPZ table, or ECG-shaped
+    # signals (.npy, N x leads x T) with `labels_file`; set the label grid (min_label, max_label, step) to the data.
+    data_file: str = ""
+    labels_file: str = ""  # the labels CSV of .npy ECG signals
+    target: str = ""  # label column ("" : "target" in a table CSV, "label" in an ECG labels CSV)
+    val_fraction: float = 0.2  # random split of a file without splits (seeded by the run seed)
+    test_fraction: float = 0.2
+    many_shot: float = 100.0  # DIR: a label bin is many-shot above this many training samples
+    few_shot: float = 20.0  # ... and few-shot below this many
+    scale_shots: bool = True  # with data_file: thresholds x the data's mean count per bin / AgeDB-DIR's
 
     def __post_init__(self) -> None:
         for name in ("seeds", "data_scale", "dim", "hidden", "epochs_stage1", "epochs_stage2"):
@@ -117,6 +128,25 @@ class Config:
         check_int_at_least("resnet_width", self.resnet_width, 1)
         check_int_at_least("num_workers", self.num_workers, 0)
         check_int_at_least("checkpoint_every", self.checkpoint_every, 0)
+        for name in ("data_file", "labels_file", "target"):
+            _check_text(name, getattr(self, name))
+        if self.data_file and self.data_dir:
+            raise ValueError("give data_file (a table or ECG signals) or data_dir (DIR images), not both")
+        if self.labels_file and not self.data_file:
+            raise ValueError("labels_file goes with data_file (ECG signals in a .npy)")
+        for name in ("data_file", "labels_file"):
+            if getattr(self, name) and not Path(getattr(self, name)).is_file():
+                raise ValueError(f"{name} {getattr(self, name)} does not exist")
+        for name in ("val_fraction", "test_fraction"):
+            value = getattr(self, name)
+            check_finite(name, value)
+            if not 0 < value < 0.5:
+                raise ValueError(f"{name} must be in (0, 0.5), got {value!r}")
+        check_nonnegative("few_shot", self.few_shot)
+        check_finite("many_shot", self.many_shot)
+        if self.many_shot < self.few_shot:
+            raise ValueError(f"many_shot must be >= few_shot, got {self.many_shot} < {self.few_shot}")
+        _check_bool("scale_shots", self.scale_shots)
 
 
 PRESETS: dict[str, Config] = {

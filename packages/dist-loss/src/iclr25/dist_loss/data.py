@@ -205,14 +205,27 @@ def load_tabular(path: str | Path, target: str = "target") -> tuple[np.ndarray, 
         return data["x"].astype(np.float32), data["y"].astype(np.float64).reshape(-1)
     if path.suffix != ".csv":
         raise ValueError(f"tabular data must be .csv or .npz, got {path.suffix!r}")
-    with path.open(newline="") as f:
-        reader = csv.reader(f)
-        header = next(reader)
-        rows = [r for r in reader if r]
+    try:
+        with path.open(newline="") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            rows = [r for r in reader if r]
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise ValueError(f"{path.name} is not a readable CSV text file ({e})") from None
+    if not header:
+        raise ValueError(f"{path.name} is empty; a CSV needs a header row and one row per sample")
     if target not in header:
         raise ValueError(f"{path.name} has no column {target!r}; columns: {header}")
+    if not rows:
+        raise ValueError(f"{path.name} has a header but no data rows")
+    bad = next((i for i, r in enumerate(rows, start=2) if len(r) != len(header)), None)
+    if bad is not None:
+        raise ValueError(f"{path.name} line {bad} has {len(rows[bad - 2])} cells, the header {len(header)}")
+    try:
+        table = np.array(rows, dtype=np.float64)
+    except ValueError as e:
+        raise ValueError(f"{path.name}: every cell must be a number ({e})") from None
     t = header.index(target)
-    table = np.array(rows, dtype=np.float64)
     return np.delete(table, t, axis=1).astype(np.float32), table[:, t]
 
 
@@ -226,12 +239,19 @@ def load_ecg(signals: str | Path, labels_csv: str | Path, label_column: str = "l
 
     x = load_npy(signals)  # allow_pickle=False: nothing in the file runs
     if x.ndim != 3:
-        raise ValueError(f"ECG signals must be (N, leads, T), got shape {x.shape}")
-    with labels_csv.open(newline="") as f:
-        reader = csv.DictReader(f)
-        if label_column not in (reader.fieldnames or []):
-            raise ValueError(f"{labels_csv.name} has no column {label_column!r}")
-        y = np.array([float(r[label_column]) for r in reader])
+        raise ValueError(f"{signals.name}: ECG signals must be (N, leads, T), got shape {x.shape}")
+    try:
+        with labels_csv.open(newline="") as f:
+            reader = csv.DictReader(f)
+            if label_column not in (reader.fieldnames or []):
+                raise ValueError(f"{labels_csv.name} has no column {label_column!r}")
+            y = np.array([float(r[label_column]) for r in reader])
+    except (UnicodeDecodeError, csv.Error, TypeError) as e:
+        raise ValueError(f"{labels_csv.name} is not a readable labels CSV ({e})") from None
+    except ValueError as e:
+        if "has no column" in str(e):
+            raise
+        raise ValueError(f"{labels_csv.name}: every {label_column!r} cell must be a number ({e})") from None
     if y.size != x.shape[0]:
-        raise ValueError(f"{y.size} labels for {x.shape[0]} signals")
+        raise ValueError(f"{labels_csv.name} has {y.size} labels for the {x.shape[0]} signals of {signals.name}")
     return x.astype(np.float32), y

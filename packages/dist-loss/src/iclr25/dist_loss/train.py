@@ -102,7 +102,12 @@ def make_loss(
     elif method.startswith("sqinv_lds"):
         weights = label_weights(y_train, "sqrt_inv", lds=True, min_label=min_label, max_label=max_label, step=step)
     w_t = None if weights is None else torch.as_tensor(weights, dtype=torch.float32, device=device)
-    fds = FDS(feature_dim).to(device) if method == "sqinv_lds_fds" else None
+    fds = None
+    if method == "sqinv_lds_fds":
+        n_bins = round((max_label - min_label) / step) + 1
+        dir_grid = (min_label, max_label, step) == (0.0, 120.0, 1.0)  # DIR's buckets (ages 3..99) on the age grid
+        fds = FDS(feature_dim) if dir_grid else FDS(feature_dim, n_bins, 0, label_min=min_label, label_step=step)
+        fds = fds.to(device)
     if method in ("dist", "dist_inverse"):
         density = kde_label_density(y_train, bw, min_label, max_label, step)
         q = torch.as_tensor(pseudo_labels(density, batch_size, min_label, step), dtype=torch.float32, device=device)
@@ -161,6 +166,8 @@ def fit(
     fabric: Any = None,
     checkpointer: Any = None,
     resume: str | None = None,
+    min_label: float = 0.0,
+    step: float = 1.0,
 ) -> TrainResult:
     """Adam, shuffled mini-batches with drop_last, keep the epoch with the best val MAE (`select`: plain|balanced).
 
@@ -169,7 +176,8 @@ def fit(
     With `fabric` (several processes) each process predicts its share of every batch and the loss is the whole
     batch's (see the module docstring). With `checkpointer` (its `every` counts epochs), the model, optimiser,
     scheduler, generator, selection state and history are saved at epoch ends; `resume` ("auto" or a file)
-    continues from one with the same result as an uninterrupted fit.
+    continues from one with the same result as an uninterrupted fit. The balanced val MAE bins the labels on
+    the grid `min_label + k * step`.
     """
     if select not in ("plain", "balanced"):
         raise ValueError(f"select must be plain or balanced, got {select!r}")
@@ -227,7 +235,7 @@ def fit(
                 setup.fds.update_last_epoch_stats(epoch + 1)
         pred_val = predict(model, x_val)
         mae = float(np.mean(np.abs(pred_val - y_val)))
-        bal = balanced_mae(pred_val, y_val)
+        bal = balanced_mae(pred_val, y_val, min_label, step)
         history.append({"epoch": epoch, "loss": float(loss.detach()), "val_mae": mae, "val_balanced_mae": bal})
         score = mae if select == "plain" else bal
         if score < best:
@@ -333,6 +341,8 @@ def rrt(
         fabric=fabric,
         checkpointer=checkpointer,
         resume=resume,
+        min_label=float(loss_kwargs.get("min_label", 0.0)),
+        step=float(loss_kwargs.get("step", 1.0)),
     )
     return model, result
 
@@ -343,15 +353,21 @@ def evaluate(
     y_test: np.ndarray,
     x_train: torch.Tensor,
     y_train: np.ndarray,
-    many: int = 100,
-    few: int = 20,
+    many: float = 100,
+    few: float = 20,
+    min_label: float = 0.0,
+    step: float = 1.0,
 ) -> dict[str, float]:
-    """Test MAE/GM overall and per shot region, balanced MAE, and train-prediction spread and W1."""
+    """Test MAE/GM overall and per shot region, balanced MAE, and train-prediction spread and W1.
+
+    Shot regions: label bins (grid `min_label + k * step`) with more than `many` training samples are many-shot,
+    fewer than `few` few-shot (DIR: 100, 20 on one-year bins)."""
     pred = predict(model, x_test)
-    shots = shot_metrics(pred, y_test, y_train, many, few)
+    shots = shot_metrics(pred, y_test, y_train, many, few, min_label, step)
     train_pred = predict(model, x_train)
     out = {f"{region}_{k}": v[k] for region, v in shots.items() for k in ("mae", "gm")}
-    out["balanced_mae"] = balanced_mae(pred, y_test)
+    out.update({f"{region}_n": float(v["n"]) for region, v in shots.items()})
+    out["balanced_mae"] = balanced_mae(pred, y_test, min_label, step)
     out["train_pred_std"] = float(np.std(train_pred))
     out["train_w1"] = wasserstein1(train_pred, y_train)
     return out
