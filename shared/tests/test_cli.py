@@ -279,3 +279,30 @@ def test_a_binary_config_file_is_named(tmp_path: Path) -> None:
     (tmp_path / "bin.yaml").write_bytes(b"\xff\xfe\x00binary")
     with pytest.raises(cli.CliError, match=r"bin\.yaml is not a text file"):
         cli.build_config(Config(), tmp_path / "bin.yaml")
+
+
+def test_package_main_dispatches_verbs_and_applies_quiet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from iclr25.shared import progress
+
+    def parser() -> argparse.ArgumentParser:
+        top = cli.make_parser("iclr25-demo", "demo")
+        sub = top.add_subparsers(dest="command", required=True)
+        cli.add_verb_args(sub.add_parser("hello"))
+        return top
+
+    calls: list[tuple[str, bool]] = []
+
+    def hello(args: argparse.Namespace) -> int:
+        calls.append((args.command, progress.is_quiet()))
+        if args.seed == 3:
+            raise ValueError("bad value for hello")
+        return 0
+
+    main = cli.package_main("iclr25-demo", parser, {"hello": hello})
+    assert main.__doc__ == "Entry point of `iclr25-demo`."
+    monkeypatch.delenv(progress.QUIET_ENV, raising=False)  # restored after the test
+    assert main(["hello", "--quiet"]) == 0 and calls == [("hello", True)]
+    assert main(["hello", "--seed", "3"]) == 2
+    assert capsys.readouterr().err == "iclr25-demo: error: bad value for hello\n"

@@ -158,15 +158,78 @@ def test_open_run_folder_follows_the_same_rules(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "t").iterdir() if p.name != runlib.LOCK) == [MARKER, "other.txt"]
 
 
-def test_lazy_exports_load_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
-    module = type(sys)("fake_lazy_pkg")
-    monkeypatch.setitem(sys.modules, "fake_lazy_pkg", module)
-    monkeypatch.setitem(sys.modules, "fake_lazy_pkg.sub", type(sys)("fake_lazy_pkg.sub"))
-    sys.modules["fake_lazy_pkg.sub"].thing = 42
-    module.__getattr__, module.__dir__ = runlib.lazy_exports("fake_lazy_pkg", {"thing": "sub"})
-    assert module.__getattr__("thing") == 42 and "thing" in module.__dir__()
+def _fake_package(root: Path, init: str) -> None:
+    (root / "fake_lazy_pkg").mkdir()
+    (root / "fake_lazy_pkg" / "__init__.py").write_text(init)
+    (root / "fake_lazy_pkg" / "sub.py").write_text("THING = 42\n\n\ndef helper():\n    return 'h'\n")
+
+
+def test_lazy_exports_come_from_the_type_checking_imports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_package(
+        tmp_path,
+        "from typing import TYPE_CHECKING\n"
+        "from iclr25.shared.run import lazy_exports\n"
+        "PAPER = 'p'\n"
+        "if TYPE_CHECKING:\n"
+        "    from fake_lazy_pkg.sub import THING\n"
+        "    from .sub import helper as assist\n"
+        "__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, 'PAPER')\n",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("fake_lazy_pkg", "fake_lazy_pkg.sub"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import fake_lazy_pkg
+
+    assert fake_lazy_pkg.__all__ == ["PAPER", "THING", "assist"]
+    assert "fake_lazy_pkg.sub" not in sys.modules  # nothing is imported before it is used
+    assert fake_lazy_pkg.THING == 42 and fake_lazy_pkg.assist() == "h"
+    assert {"THING", "assist"} <= set(dir(fake_lazy_pkg))
     with pytest.raises(AttributeError, match="no attribute 'other'"):
-        module.__getattr__("other")
+        fake_lazy_pkg.other  # noqa: B018
+    for name in ("fake_lazy_pkg", "fake_lazy_pkg.sub"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+
+
+@pytest.mark.parametrize(
+    ("block", "message"),
+    [("", "no 'if TYPE_CHECKING:' block"), ("if TYPE_CHECKING:\n    import fake_lazy_pkg.sub\n", "only 'from")],
+)
+def test_lazy_exports_refuse_an_init_without_a_block_of_imports(tmp_path: Path, block: str, message: str) -> None:
+    init = tmp_path / "__init__.py"
+    init.write_text(f"from typing import TYPE_CHECKING\n{block}")
+    with pytest.raises(ValueError, match=message):
+        runlib.lazy_exports("fake_lazy_pkg", str(init))
+
+
+def test_reproduction_gives_the_standard_entry_point(tmp_path: Path) -> None:
+    import inspect
+
+    seen: list[str] = []
+
+    def refuse_big(scale: str, config: Config) -> None:
+        seen.append(scale)
+        if config.steps > 10:
+            raise ValueError("too many steps")
+
+    @runlib.reproduction("demo", PRESETS, check=refuse_big)
+    def run(active: runlib.Run) -> Report:
+        """Docs of the body."""
+        return active.report([_claim()], {"steps": active.config.steps, "seed": active.seed})
+
+    assert list(inspect.signature(run).parameters) == [
+        *("scale", "out", "seed", "device", "wandb", "overwrite", "config", "scale_out")
+    ]
+    assert run.__doc__ == "Docs of the body." and run.__name__ == "run"
+    report = run("quick", tmp_path / "a", seed=7)
+    assert report.metrics == {"steps": 3, "seed": 7} and seen == ["quick"]
+    assert json.loads((tmp_path / "a" / MARKER).read_text())["status"] == "complete"
+    with pytest.raises(ValueError, match="too many steps"):
+        run("full", tmp_path / "b")
+    assert not (tmp_path / "b").exists()  # refused before the run folder is made
+    from iclr25.shared.fabric import ScaleOut
+
+    with pytest.raises(ValueError, match="--resume takes 'auto'"):
+        run("quick", tmp_path / "c", scale_out=ScaleOut(resume="some.ckpt"))
 
 
 def test_progress_lines_in_logs_and_silence_when_quiet(monkeypatch: pytest.MonkeyPatch) -> None:

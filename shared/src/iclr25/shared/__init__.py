@@ -6,35 +6,35 @@ wandb load only when a function that needs them is called.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.run import lazy_exports
 
-_EXPORTS = {
-    "Paper": "paper",
-    "discover_papers": "paper",
-    "Claim": "results",
-    "Report": "results",
-    "RunExistsError": "results",
-    "atomic_write_text": "results",
-    "atomic_write_json": "results",
-    "save_figure": "results",
-    "start_run": "run",
-    "open_run_folder": "run",
-    "RunFolderError": "run",
-    "CliError": "cli",
-    "load_checkpoint": "safeload",
-    "load_npy": "safeload",
-    "load_npz": "safeload",
-    "restricted_pickle_load": "safeload",
-    "UnsafeFileError": "safeload",
-    "make_fabric": "fabric",
-    "Checkpointer": "fabric",
-    "ScaleOut": "fabric",
-    "seed_everything": "seed",
-    "pick_device": "device",
-    "Throughput": "device",
-    "make_trainer": "trainer",
-    "MetricsLogger": "logging",
-}
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.shared.cli import CliError
+    from iclr25.shared.device import Throughput
+    from iclr25.shared.device import pick_device
+    from iclr25.shared.fabric import Checkpointer
+    from iclr25.shared.fabric import ScaleOut
+    from iclr25.shared.fabric import make_fabric
+    from iclr25.shared.logging import MetricsLogger
+    from iclr25.shared.paper import Paper
+    from iclr25.shared.paper import discover_papers
+    from iclr25.shared.results import Claim
+    from iclr25.shared.results import Report
+    from iclr25.shared.results import RunExistsError
+    from iclr25.shared.results import atomic_write_json
+    from iclr25.shared.results import atomic_write_text
+    from iclr25.shared.results import save_figure
+    from iclr25.shared.run import RunFolderError
+    from iclr25.shared.run import open_run_folder
+    from iclr25.shared.run import start_run
+    from iclr25.shared.safeload import UnsafeFileError
+    from iclr25.shared.safeload import load_checkpoint
+    from iclr25.shared.safeload import load_npy
+    from iclr25.shared.safeload import load_npz
+    from iclr25.shared.safeload import restricted_pickle_load
+    from iclr25.shared.seed import seed_everything
+    from iclr25.shared.trainer import make_trainer
 
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__)

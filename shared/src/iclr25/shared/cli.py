@@ -55,15 +55,22 @@ def add_run_args(
     flags of verbs whose loops train networks (`add_scale_out_args`)."""
     parser.add_argument("--scale", choices=list(scales), default=default_scale, help="preset (default: %(default)s)")
     parser.add_argument("--config", type=Path, help="YAML file of config overrides, applied before key=value ones")
-    parser.add_argument("--out", type=Path, help="run folder (default: runs/<paper>/<command>-<scale>-<time>)")
-    parser.add_argument("--seed", type=int, default=0, help="base random seed (default: %(default)s)")
+    add_verb_args(parser, scale_out=scale_out)
+    parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. lr=0.01")
+
+
+def add_verb_args(parser: argparse.ArgumentParser, *, scale_out: bool = False, seed: int = 0) -> None:
+    """The flags of every verb that writes a run folder (`train`, `eval`, ...): `--out`, `--seed`, `--device`,
+    `--wandb`, `--overwrite`, `--quiet`, and with `scale_out` the multi-process flags; check them with
+    `check_verb_flags` before any heavy import."""
+    parser.add_argument("--out", type=Path, help="run folder (default: runs/<paper>/<command>-<label>-<time>)")
+    parser.add_argument("--seed", type=int, default=seed, help="random seed (default: %(default)s)")
     parser.add_argument("--device", choices=DEVICES, default="auto", help="compute device (default: %(default)s)")
     parser.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: %(default)s)")
     parser.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     if scale_out:
         add_scale_out_args(parser)
-    parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. lr=0.01")
 
 
 def add_scale_out_args(parser: argparse.ArgumentParser) -> None:
@@ -300,6 +307,40 @@ def reproduce_command(
     print(claims_table(report.claims))
     print(f"results written to {out}")
     return 1 if report.failed_gated else 0
+
+
+def package_main(
+    prog: str,
+    parser: Callable[[], argparse.ArgumentParser],
+    verbs: dict[str, Callable[[argparse.Namespace], int]],
+) -> Callable[..., int]:
+    """The `main` of the package CLI `prog` ("iclr25-<slug>"): parse argv with `parser()` and run the verb that
+    `args.command` names in `verbs`. `reproduce` is the shared verb unless `verbs` names its own: the package's
+    `reproduce:run` through `reproduce_command`, with the presets of its light `config` module. Before any verb runs,
+    `--quiet` is applied and an absent accelerator asked for with `--device` is refused; user errors give one line
+    and exit 2 (`guarded`)."""
+    slug = prog.removeprefix("iclr25-")
+    module = "iclr25." + slug.replace("-", "_")
+
+    def reproduce(args: argparse.Namespace) -> int:
+        presets = importlib.import_module(f"{module}.config").PRESETS
+        return reproduce_command(slug, args, f"{module}.reproduce:run", presets)
+
+    commands = {"reproduce": reproduce, **verbs}
+
+    @guarded(prog)
+    def main(argv: list[str] | None = None) -> int:
+        args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+        if getattr(args, "quiet", False):
+            set_quiet(True)
+        if getattr(args, "device", "auto") in ("cuda", "mps"):
+            from iclr25.shared.device import pick_device
+
+            pick_device(args.device)
+        return commands[args.command](args)
+
+    main.__doc__ = f"Entry point of `{prog}`."
+    return main
 
 
 # --------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ Kept import-light (standard library only) so that `iclr25 list` answers in well 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,9 +27,9 @@ class Paper:
     title: str
     authors: str
     arxiv: str
-    code: str  # official code repository ("owner/name"), or "" when none is public
-    cli: str  # "iclr25.<slug_u>.cli:main": takes argv (list[str] | None), returns an exit code
-    reproduce: str  # "iclr25.<slug_u>.reproduce:run": (scale, out, seed, ...) -> Report
+    code: str = ""  # official code repository ("owner/name"), or "" when none is public
+    cli: str = ""  # "iclr25.<slug_u>.cli:main" (the default): takes argv (list[str] | None), returns an exit code
+    reproduce: str = ""  # "iclr25.<slug_u>.reproduce:run" (the default): (scale, out, seed, ...) -> Report
     summary: str = ""
     venue: str = "ICLR 2025"
     scales: tuple[str, ...] = field(default=("quick", "full"))
@@ -36,9 +37,27 @@ class Paper:
     def __post_init__(self) -> None:
         if not self.slug or self.slug != self.slug.lower() or " " in self.slug:
             raise ValueError(f"Paper slug must be lower-case kebab-case, got {self.slug!r}")
+        object.__setattr__(self, "cli", self.cli or f"{self.module}.cli:main")
+        object.__setattr__(self, "reproduce", self.reproduce or f"{self.module}.reproduce:run")
+        object.__setattr__(self, "scales", tuple(self.scales))
         for name in ("cli", "reproduce"):
             if ":" not in getattr(self, name):
                 raise ValueError(f"Paper.{name} must look like 'module:function', got {getattr(self, name)!r}")
+
+    @classmethod
+    def load(cls, module: str) -> Paper:
+        """The descriptor of package `module` (e.g. ``iclr25.eci_conformal``), read from the `paper.toml` beside
+        its `__init__.py` (title, authors, arxiv, code, summary, scales: data, not code)."""
+        import tomllib
+        from importlib.resources import files
+
+        text = files(module).joinpath("paper.toml").read_text(encoding="utf-8")
+        fields = tomllib.loads(text)
+        slug = module.removeprefix("iclr25.").replace("_", "-")
+        unknown = set(fields) - {f.name for f in dataclasses.fields(cls)} | ({"slug"} & set(fields))
+        if unknown:
+            raise ValueError(f"{module}/paper.toml: unknown or derived fields {sorted(unknown)}")
+        return cls(slug=slug, **fields)
 
     @property
     def module(self) -> str:

@@ -516,6 +516,8 @@ def start_run(
         command=command,
         scale_out=scale_out,
     )
+    if run.scale_out.distributed:  # the processes Lightning starts share this run folder
+        os.environ[RUN_DIR_ENV] = str(Path(run.dir).resolve())
     try:
         yield run
     except BaseException as e:
@@ -527,17 +529,70 @@ def start_run(
         folder.abandon("incomplete")
 
 
-# ------------------------------------------------------------------------------------------------ exports
-def lazy_exports(module: str, exports: dict[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """`__getattr__` and `__dir__` for a package `__init__` that exports `exports` (public name -> submodule)
-    lazily, so importing the package stays cheap:
+def reproduction(
+    slug: str, presets: dict[str, Any], *, check: Callable[[str, Any], None] | None = None
+) -> Callable[[Callable[[Run], Report]], Callable[..., Report]]:
+    """Turn a package's reproduction body, `body(run) -> Report`, into its public entry point
 
-        __getattr__, __dir__ = lazy_exports(__name__, {"soft_sort": "sorting", ...})
+        run(scale="quick", out=None, *, seed=0, device="auto", wandb="off", overwrite=False, config=None,
+            scale_out=None) -> Report
+
+    which opens the run with `start_run` and hands the `Run` to the body. `--resume` takes only 'auto' here
+    (a reproduction trains many models: it continues the run in `out`). `check(scale, config)`, when given, sees
+    the resolved config before the run folder is made (e.g. to refuse a preset whose data files are missing).
+
+        @reproduction(SLUG, PRESETS)
+        def run(active: Run) -> Report:
+            metrics = measure(active.config, active)
+            return active.report(claims(metrics, active.config), metrics)
     """
+
+    def decorate(body: Callable[[Run], Report]) -> Callable[..., Report]:
+        def run(
+            scale: str = "quick",
+            out: str | Path | None = None,
+            *,
+            seed: int = 0,
+            device: str = "auto",
+            wandb: str = "off",
+            overwrite: bool = False,
+            config: Any = None,
+            scale_out: ScaleOut | None = None,
+        ) -> Report:
+            if scale_out is not None and scale_out.resume not in (None, "auto"):
+                raise ValueError("reproduce trains many models: --resume takes 'auto' (continue the run in --out)")
+            if check is not None:
+                check(scale, resolve_preset(presets, scale, config))
+            options = dict(seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config)
+            with start_run(slug, scale, presets, out=out, scale_out=scale_out, **options) as active:
+                return body(active)
+
+        run.__module__, run.__name__, run.__qualname__ = body.__module__, body.__name__, body.__qualname__
+        run.__doc__ = body.__doc__
+        return run
+
+    return decorate
+
+
+# ------------------------------------------------------------------------------------------------ exports
+def lazy_exports(
+    module: str, init_file: str, *eager: str
+) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
+    """`__all__`, `__getattr__` and `__dir__` for a package `__init__` whose public API is the imports of its
+    `if TYPE_CHECKING:` block: type checkers and readers see real imports, while at run time each name is
+    imported from its submodule on first use, so importing the package stays cheap (no torch). `eager` names
+    (e.g. "PAPER") are defined in the `__init__` itself and listed first in `__all__`.
+
+        if TYPE_CHECKING:
+            from iclr25.dist_loss.sorting import soft_sort
+        __all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")
+    """
+    exports = _type_checking_imports(module, Path(init_file))
 
     def __getattr__(name: str) -> Any:
         if name in exports:
-            value = getattr(importlib.import_module(f"{module}.{exports[name]}"), name)
+            source, attr = exports[name]
+            value = getattr(importlib.import_module(source), attr)
             setattr(sys.modules[module], name, value)  # later look-ups skip __getattr__
             return value
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
@@ -545,4 +600,25 @@ def lazy_exports(module: str, exports: dict[str, str]) -> tuple[Callable[[str], 
     def __dir__() -> list[str]:
         return sorted(set(vars(sys.modules[module])) | set(exports))
 
-    return __getattr__, __dir__
+    return [*eager, *sorted(exports)], __getattr__, __dir__
+
+
+def _type_checking_imports(module: str, init_file: Path) -> dict[str, tuple[str, str]]:
+    """Public name -> (module, attribute) for every `from ... import ...` under a top-level `if TYPE_CHECKING:`."""
+    import ast
+    from importlib.util import resolve_name
+
+    exports: dict[str, tuple[str, str]] = {}
+    for node in ast.parse(init_file.read_text(encoding="utf-8")).body:
+        test = getattr(node, "test", None)
+        if not (isinstance(node, ast.If) and getattr(test, "id", getattr(test, "attr", "")) == "TYPE_CHECKING"):
+            continue
+        for item in node.body:
+            if not isinstance(item, ast.ImportFrom):
+                raise ValueError(f"{init_file}: the TYPE_CHECKING block may hold only 'from ... import ...' lines")
+            source = resolve_name("." * item.level + (item.module or ""), module)
+            for alias in item.names:
+                exports[alias.asname or alias.name] = (source, alias.name)
+    if not exports:
+        raise ValueError(f"{init_file}: no 'if TYPE_CHECKING:' block of imports to export")
+    return exports

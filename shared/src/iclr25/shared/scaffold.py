@@ -86,24 +86,25 @@ Public names are exported lazily: importing this package imports no numerical li
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="{slug}",
-    title="{title}",
-    authors="",
-    arxiv="",
-    code="",
-    cli="iclr25.{module}.cli:main",
-    reproduce="iclr25.{module}.reproduce:run",
-    scales=("ci", "quick", "full"),
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS = {{"trimmed_mean": "method"}}
-__all__ = ["PAPER", *sorted(_EXPORTS)]
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.{module}.method import trimmed_mean
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")
 ''',
+    "src/iclr25/{module}/paper.toml": """# What `iclr25 list/info` and the package's `PAPER` say about the paper (read by Paper.load).
+title = "{title}"
+authors = ""
+arxiv = ""
+summary = ""
+scales = ["ci", "quick", "full"]
+""",
     "src/iclr25/{module}/config.py": '''"""Presets of the reproduction. Standard library only: bad values are refused before numpy or torch load."""
 
 from __future__ import annotations
@@ -170,7 +171,7 @@ from typing import Any
 
 from iclr25.{module}.config import PRESETS, Config
 from iclr25.shared.results import Claim, Report
-from iclr25.shared.run import Run, start_run
+from iclr25.shared.run import Run, reproduction
 
 SLUG = "{slug}"
 
@@ -204,22 +205,11 @@ def claims(metrics: dict[str, Any], config: Config) -> list[Claim]:
     ]
 
 
-def run(
-    scale: str = "quick",
-    out: Any = None,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    wandb: str = "off",
-    overwrite: bool = False,
-    config: Config | None = None,
-) -> Report:
+@reproduction(SLUG, PRESETS)
+def run(run: Run) -> Report:
     """Run the `scale` preset (or `config`), write results.json + report.md into the run folder, return the report."""
-    with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
-    ) as run:
-        metrics = measure(run.config, run)
-        return run.report(claims(metrics, run.config), metrics)
+    metrics = measure(run.config, run)
+    return run.report(claims(metrics, run.config), metrics)
 ''',
     "src/iclr25/{module}/cli.py": '''"""`iclr25-{slug}`: reproduce the paper's claims. Standard library only at module level: `--help` is instant."""
 
@@ -227,7 +217,7 @@ from __future__ import annotations
 
 import sys
 
-from iclr25.shared.cli import add_run_args, guarded, make_parser, reproduce_command
+from iclr25.shared.cli import add_run_args, make_parser, package_main
 
 PROG = "iclr25-{slug}"
 
@@ -240,13 +230,7 @@ def _parser():
     return parser
 
 
-@guarded(PROG)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-{slug}`."""
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    from iclr25.{module}.config import PRESETS
-
-    return reproduce_command("{slug}", args, "iclr25.{module}.reproduce:run", PRESETS)
+main = package_main(PROG, _parser, {{}})
 
 
 if __name__ == "__main__":

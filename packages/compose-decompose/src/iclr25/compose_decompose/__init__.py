@@ -10,63 +10,52 @@ Modules: `concepts`, `data`, `games`, `codebook` (the CB channel), `baselines` (
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="compose-decompose",
-    title="CtD: Composition through Decomposition in Emergent Communication",
-    authors="Boaz Carmeli, Ron Meir, Yonatan Belinkov",
-    arxiv="2601.10169",
-    code="",
-    cli="iclr25.compose_decompose.cli:main",
-    reproduce="iclr25.compose_decompose.reproduce:run",
-    summary="Emergent communication through a discrete codebook: learn one word per basic concept in a multi-target "
-    "game (Decompose), then describe unseen combinations with several words (Compose).",
-    scales=("ci", "quick", "full"),
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS: dict[str, str] = {  # public name -> submodule
-    "ConceptSpace": "concepts",
-    "Phrase": "concepts",
-    "phrase_str": "concepts",
-    "shape_space": "concepts",
-    "latin_square_holdout": "concepts",
-    "ConceptData": "data",
-    "ShapeRenderer": "data",
-    "make_shape_dataset": "data",
-    "make_thing_dataset": "data",
-    "make_digit_pairs": "data",
-    "load_digits_pairs": "data",
-    "load_mnist_idx": "data",
-    "load_coco_instances": "data",
-    "load_thing_csv": "data",
-    "load_cbm_jsonl": "data",
-    "write_cbm_jsonl": "data",
-    "GameSampler": "games",
-    "Games": "games",
-    "CodebookChannel": "codebook",
-    "ChannelOutput": "codebook",
-    "GumbelChannel": "baselines",
-    "QuantizedChannel": "baselines",
-    "Sender": "agents",
-    "Receiver": "agents",
-    "MultiTargetGame": "agents",
-    "make_encoder": "agents",
-    "concept_best_match": "metrics",
-    "ami": "metrics",
-    "posdis": "metrics",
-    "bosdis": "metrics",
-    "topsim": "metrics",
-    "game_accuracy": "metrics",
-    "exact_word_set_rate": "metrics",
-    "build_game": "training",
-    "train": "training",
-    "evaluate": "training",
-    "decompose_then_compose": "training",
-    "Config": "config",
-    "PRESETS": "config",
-}
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.compose_decompose.agents import MultiTargetGame
+    from iclr25.compose_decompose.agents import Receiver
+    from iclr25.compose_decompose.agents import Sender
+    from iclr25.compose_decompose.agents import make_encoder
+    from iclr25.compose_decompose.baselines import GumbelChannel
+    from iclr25.compose_decompose.baselines import QuantizedChannel
+    from iclr25.compose_decompose.codebook import ChannelOutput
+    from iclr25.compose_decompose.codebook import CodebookChannel
+    from iclr25.compose_decompose.concepts import ConceptSpace
+    from iclr25.compose_decompose.concepts import Phrase
+    from iclr25.compose_decompose.concepts import latin_square_holdout
+    from iclr25.compose_decompose.concepts import phrase_str
+    from iclr25.compose_decompose.concepts import shape_space
+    from iclr25.compose_decompose.config import PRESETS
+    from iclr25.compose_decompose.config import Config
+    from iclr25.compose_decompose.data import ConceptData
+    from iclr25.compose_decompose.data import ShapeRenderer
+    from iclr25.compose_decompose.data import load_cbm_jsonl
+    from iclr25.compose_decompose.data import load_coco_instances
+    from iclr25.compose_decompose.data import load_digits_pairs
+    from iclr25.compose_decompose.data import load_mnist_idx
+    from iclr25.compose_decompose.data import load_thing_csv
+    from iclr25.compose_decompose.data import make_digit_pairs
+    from iclr25.compose_decompose.data import make_shape_dataset
+    from iclr25.compose_decompose.data import make_thing_dataset
+    from iclr25.compose_decompose.data import write_cbm_jsonl
+    from iclr25.compose_decompose.games import Games
+    from iclr25.compose_decompose.games import GameSampler
+    from iclr25.compose_decompose.metrics import ami
+    from iclr25.compose_decompose.metrics import bosdis
+    from iclr25.compose_decompose.metrics import concept_best_match
+    from iclr25.compose_decompose.metrics import exact_word_set_rate
+    from iclr25.compose_decompose.metrics import game_accuracy
+    from iclr25.compose_decompose.metrics import posdis
+    from iclr25.compose_decompose.metrics import topsim
+    from iclr25.compose_decompose.training import build_game
+    from iclr25.compose_decompose.training import decompose_then_compose
+    from iclr25.compose_decompose.training import evaluate
+    from iclr25.compose_decompose.training import train
 
-__all__ = ["PAPER", *sorted(_EXPORTS)]
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

@@ -10,7 +10,13 @@ import json
 import sys
 from pathlib import Path
 
-from iclr25.shared.cli import CliError, add_run_args, build_config, guarded, make_parser, reproduce_command
+from iclr25.shared.cli import (
+    CliError,
+    add_run_args,
+    build_config,
+    make_parser,
+    package_main,
+)
 
 PROG = "iclr25-compose-decompose"
 SCALES = ("ci", "quick", "full")
@@ -209,15 +215,7 @@ def _cbm(args) -> int:
     return 0
 
 
-@guarded(PROG)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-compose-decompose`."""
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    if args.command == "reproduce":
-        from iclr25.compose_decompose.reproduce import PRESETS, SLUG, run
-
-        return reproduce_command(SLUG, args, run, PRESETS)
-    return {"train": _train, "compose": _compose, "eval": _eval, "cbm": _cbm}[args.command](args)
+main = package_main(PROG, _parser, {"train": _train, "compose": _compose, "eval": _eval, "cbm": _cbm})
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import numpy as np
 
 from iclr25.compose_decompose.config import PRESETS, Config
 from iclr25.shared.results import Claim, Report, save_figure
-from iclr25.shared.run import start_run
+from iclr25.shared.run import Run, reproduction
 
 SLUG = "compose-decompose"
 CBM_FIXTURE = [["1.2.0", "a.b"], ["1.3.0", "a.c"], ["4.2.0", "d.b"], ["4.3.0", "d.c"], ["1.1.0", "a"]]  # spec 9.4
@@ -431,28 +431,17 @@ def _figures(m: dict[str, Any], seed: int, folder: Path) -> list[str]:
     return names
 
 
-def run(
-    scale: str = "quick",
-    out: str | Path | None = None,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    wandb: str = "off",
-    overwrite: bool = False,
-    config: Config | None = None,
-) -> Report:
+@reproduction(SLUG, PRESETS)
+def run(r: Run) -> Report:
     """Run the reproduction at `scale` (or `config`), write results.json + report.md + figures into `out`."""
-    with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
-    ) as r:
-        cfg = r.config
-        metrics = measure(cfg, r)
-        figures = _figures(metrics, r.seed, r.dir)
-        metrics.pop("_curves")
-        throughput = metrics.pop("throughput")
-        notes = (
-            "Agents and games are a reconstruction (the paper body was unavailable). "
-            "Decompose accuracy and CBM are measured on training combinations; Compose on held-out combinations "
-            "with hard distractors. Wall time on a shared 2-core machine."
-        )
-        return r.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)
+    cfg = r.config
+    metrics = measure(cfg, r)
+    figures = _figures(metrics, r.seed, r.dir)
+    metrics.pop("_curves")
+    throughput = metrics.pop("throughput")
+    notes = (
+        "Agents and games are a reconstruction (the paper body was unavailable). "
+        "Decompose accuracy and CBM are measured on training combinations; Compose on held-out combinations "
+        "with hard distractors. Wall time on a shared 2-core machine."
+    )
+    return r.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)

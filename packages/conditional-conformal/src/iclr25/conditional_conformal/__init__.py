@@ -5,56 +5,46 @@ MDN and oracle mixture estimators, the metrics (coverage, x-bin coverage, worst-
 reproduction. Public names load lazily, so importing the package does not import torch.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="conditional-conformal",
-    title="Probabilistic Conformal Prediction with Approximate Conditional Validity",
-    authors="Vincent Plassier, Alexander Fishkov, Mohsen Guizani, Maxim Panov, Eric Moulines",
-    arxiv="2407.01794",
-    code="stat-ml/conditional_cp",
-    cli="iclr25.conditional_conformal.cli:main",
-    reproduce="iclr25.conditional_conformal.reproduce:run",
-    summary=(
-        "CP²: conformal sets from a conditional generative model whose per-x size is set under the model and "
-        "whose global adjustment is calibrated; approximately conditionally valid (CP²-PCP, CP²-HPD)."
-    ),
-    scales=("ci", "quick", "full"),
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS = {
-    "CP2PCP": "cp2",
-    "CP2HPD": "cp2",
-    "Draws": "cp2",
-    "draw": "cp2",
-    "conformal_quantile": "cp2",
-    "PCP": "baselines",
-    "SplitCP": "baselines",
-    "PiOnly": "baselines",
-    "CQR": "baselines",
-    "CQR2": "baselines",
-    "QuantileNet": "baselines",
-    "MDN": "estimators",
-    "OracleMixtureSampler": "estimators",
-    "GaussianMixtureConditional": "estimators",
-    "UnionOfBalls": "sets",
-    "Box": "sets",
-    "LevelSet": "sets",
-    "coverage": "metrics",
-    "binned_coverage": "metrics",
-    "wsc": "metrics",
-    "set_size": "metrics",
-    "bimodal_hetero": "data",
-    "bimodal_hetero_law": "data",
-    "ring2d": "data",
-    "ring2d_law": "data",
-    "rosenbrock10d": "data",
-    "load_real": "data",
-    "Config": "config",
-    "PRESETS": "config",
-    "run": "reproduce",
-    "claims": "reproduce",
-}
-__all__ = ["PAPER", *_EXPORTS]
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.conditional_conformal.baselines import CQR
+    from iclr25.conditional_conformal.baselines import CQR2
+    from iclr25.conditional_conformal.baselines import PCP
+    from iclr25.conditional_conformal.baselines import PiOnly
+    from iclr25.conditional_conformal.baselines import QuantileNet
+    from iclr25.conditional_conformal.baselines import SplitCP
+    from iclr25.conditional_conformal.config import PRESETS
+    from iclr25.conditional_conformal.config import Config
+    from iclr25.conditional_conformal.cp2 import CP2HPD
+    from iclr25.conditional_conformal.cp2 import CP2PCP
+    from iclr25.conditional_conformal.cp2 import Draws
+    from iclr25.conditional_conformal.cp2 import conformal_quantile
+    from iclr25.conditional_conformal.cp2 import draw
+    from iclr25.conditional_conformal.data import bimodal_hetero
+    from iclr25.conditional_conformal.data import bimodal_hetero_law
+    from iclr25.conditional_conformal.data import load_real
+    from iclr25.conditional_conformal.data import ring2d
+    from iclr25.conditional_conformal.data import ring2d_law
+    from iclr25.conditional_conformal.data import rosenbrock10d
+    from iclr25.conditional_conformal.estimators import MDN
+    from iclr25.conditional_conformal.estimators import GaussianMixtureConditional
+    from iclr25.conditional_conformal.estimators import OracleMixtureSampler
+    from iclr25.conditional_conformal.metrics import binned_coverage
+    from iclr25.conditional_conformal.metrics import coverage
+    from iclr25.conditional_conformal.metrics import set_size
+    from iclr25.conditional_conformal.metrics import wsc
+    from iclr25.conditional_conformal.reproduce import claims
+    from iclr25.conditional_conformal.reproduce import run
+    from iclr25.conditional_conformal.sets import Box
+    from iclr25.conditional_conformal.sets import LevelSet
+    from iclr25.conditional_conformal.sets import UnionOfBalls
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
+from iclr25.shared.cli import CliError, add_run_args, make_parser, package_main
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import DEVICES, check_run_folder, default_run_dir, open_run_folder
 from iclr25.shared.validate import check_int_at_least, check_probability
@@ -118,15 +118,7 @@ def _fit_predict(args) -> int:
     return 0
 
 
-@guarded(PROG)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-conditional-conformal`."""
-    args = _parser().parse_args(argv)
-    if args.command == "reproduce":
-        from .config import PRESETS
-
-        return reproduce_command(SLUG, args, "iclr25.conditional_conformal.reproduce:run", PRESETS)
-    return _fit_predict(args)
+main = package_main(PROG, _parser, {"fit-predict": _fit_predict})
 
 
 if __name__ == "__main__":

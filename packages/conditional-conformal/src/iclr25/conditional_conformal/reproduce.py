@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from iclr25.shared.results import Claim, Report
-from iclr25.shared.run import start_run
+from iclr25.shared.run import Run, reproduction
 
 from .config import MULTI_DATASETS, PRESETS, Config
 
@@ -741,31 +741,20 @@ def plot_bins(metrics: dict[str, Any], cfg: Config, folder: Path) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ entry point
-def run(
-    scale: str = "quick",
-    out: str | Path | None = None,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    wandb: str = "off",
-    overwrite: bool = False,
-    config: Config | None = None,
-) -> Report:
+@reproduction(SLUG, PRESETS)
+def run(r: Run) -> Report:
     """Run a preset (`ci`, `quick`, `full`) or a given Config; write results.json, report.md and figures."""
-    with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
-    ) as r:
-        cfg: Config = r.config
-        metrics = measure(cfg, r, seed)
-        figures = plot_bins(metrics, cfg, r.dir)
-        throughput = {}
-        if "synthetic" in metrics:
-            throughput["synthetic_points_per_s"] = metrics["synthetic"].pop("points_per_s")
-        if "mdn" in metrics:
-            throughput["mdn_train_samples_per_s"] = metrics["mdn"]["train_samples_per_s"]
-        notes = (
-            "Synthetic: bimodal_hetero (spec §6a), oracle Gaussian-mixture samplers (Π = P, σ×1.5, σ×0.7) and an MDN; "
-            f"M = {cfg.n_samples}, M̃ = {cfg.n_samples_tau} (M̃ assumed), α = {cfg.alpha}. Lengths are means over the "
-            f"first {cfg.hpd_length_points} test points (CP²-HPD on a y-grid of step {cfg.hpd_grid_step})."
-        )
-        return r.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)
+    cfg: Config = r.config
+    metrics = measure(cfg, r, r.seed)
+    figures = plot_bins(metrics, cfg, r.dir)
+    throughput = {}
+    if "synthetic" in metrics:
+        throughput["synthetic_points_per_s"] = metrics["synthetic"].pop("points_per_s")
+    if "mdn" in metrics:
+        throughput["mdn_train_samples_per_s"] = metrics["mdn"]["train_samples_per_s"]
+    notes = (
+        "Synthetic: bimodal_hetero (spec §6a), oracle Gaussian-mixture samplers (Π = P, σ×1.5, σ×0.7) and an MDN; "
+        f"M = {cfg.n_samples}, M̃ = {cfg.n_samples_tau} (M̃ assumed), α = {cfg.alpha}. Lengths are means over the "
+        f"first {cfg.hpd_length_points} test points (CP²-HPD on a y-grid of step {cfg.hpd_grid_step})."
+    )
+    return r.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)

@@ -14,13 +14,27 @@ from iclr25.shared.run import lazy_exports
 PAPER = Paper.load(__name__)
 
 if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
-    from iclr25.dist_loss.baselines import FDS, BMCLoss, label_weights, ranksim_regularizer
-    from iclr25.dist_loss.data import agedb_labels, make_tabular
-    from iclr25.dist_loss.images import ResNet, resnet50
-    from iclr25.dist_loss.labels import batch_label_counts, kde_label_density, label_grid, pseudo_labels
-    from iclr25.dist_loss.loss import DistLoss, FocalL1, HuberLoss
-    from iclr25.dist_loss.metrics import balanced_mae, shot_metrics, wasserstein1
-    from iclr25.dist_loss.sorting import isotonic_decreasing, soft_sort
-    from iclr25.dist_loss.train import MLP, rrt
+    from iclr25.dist_loss.baselines import FDS
+    from iclr25.dist_loss.baselines import BMCLoss
+    from iclr25.dist_loss.baselines import label_weights
+    from iclr25.dist_loss.baselines import ranksim_regularizer
+    from iclr25.dist_loss.data import agedb_labels
+    from iclr25.dist_loss.data import make_tabular
+    from iclr25.dist_loss.images import ResNet
+    from iclr25.dist_loss.images import resnet50
+    from iclr25.dist_loss.labels import batch_label_counts
+    from iclr25.dist_loss.labels import kde_label_density
+    from iclr25.dist_loss.labels import label_grid
+    from iclr25.dist_loss.labels import pseudo_labels
+    from iclr25.dist_loss.loss import DistLoss
+    from iclr25.dist_loss.loss import FocalL1
+    from iclr25.dist_loss.loss import HuberLoss
+    from iclr25.dist_loss.metrics import balanced_mae
+    from iclr25.dist_loss.metrics import shot_metrics
+    from iclr25.dist_loss.metrics import wasserstein1
+    from iclr25.dist_loss.sorting import isotonic_decreasing
+    from iclr25.dist_loss.sorting import soft_sort
+    from iclr25.dist_loss.train import MLP
+    from iclr25.dist_loss.train import rrt
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

@@ -16,9 +16,8 @@ from iclr25.shared.cli import (
     add_run_args,
     build_config,
     check_verb_flags,
-    guarded,
     make_parser,
-    reproduce_command,
+    package_main,
     scale_out_from_args,
 )
 from iclr25.shared.progress import set_quiet
@@ -253,19 +252,7 @@ def _simulate(args) -> int:
     return 0
 
 
-@guarded(PROG)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-dynamical-diffusion`."""
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    if args.command == "reproduce":
-        return reproduce_command(SLUG, args, "iclr25.dynamical_diffusion.reproduce:run", PRESETS)
-    if args.command == "train":
-        return _train(args)
-    if args.command == "sample":
-        return _sample(args)
-    if args.command == "eval":
-        return _eval(args)
-    return _simulate(args)
+main = package_main(PROG, _parser, {"train": _train, "sample": _sample, "eval": _eval, "simulate": _simulate})
 
 
 if __name__ == "__main__":

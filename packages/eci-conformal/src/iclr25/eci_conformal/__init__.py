@@ -8,47 +8,37 @@ Modules: `methods` (ECI), `baselines`, `intervals` (registry + interval wrapper)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="eci-conformal",
-    title="Error-quantified Conformal Inference for Time Series",
-    authors="Junxi Wu, Dongjian Hu, Yajie Bao, Shu-Tao Xia, Changliang Zou",
-    arxiv="2502.00818",
-    code="creator-xi/Error-quantified-Conformal-Inference",
-    cli="iclr25.eci_conformal.cli:main",
-    reproduce="iclr25.eci_conformal.reproduce:run",
-    summary="Online conformal intervals for time series whose threshold update quantifies past error with a smooth feedback term.",
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS: dict[str, str] = {  # public name -> submodule
-    "ECI": "methods",
-    "eci": "methods",
-    "eci_cutoff": "methods",
-    "eci_integral": "methods",
-    "run_online": "methods",
-    "ACI": "baselines",
-    "OGD": "baselines",
-    "SFOGD": "baselines",
-    "DecayOGD": "baselines",
-    "ConformalPID": "baselines",
-    "DtACI": "baselines",
-    "TrailingWindow": "baselines",
-    "ThetaScorecaster": "baselines",
-    "aci": "baselines",
-    "ogd": "baselines",
-    "sf_ogd": "baselines",
-    "decay_ogd": "baselines",
-    "conformal_pid": "baselines",
-    "trailing_window": "baselines",
-    "dtaci": "baselines",
-    "make_method": "intervals",
-    "interval_from_scores": "intervals",
-    "OnlineIntervals": "intervals",
-    "METHODS": "intervals",
-}
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.eci_conformal.baselines import ACI
+    from iclr25.eci_conformal.baselines import OGD
+    from iclr25.eci_conformal.baselines import SFOGD
+    from iclr25.eci_conformal.baselines import ConformalPID
+    from iclr25.eci_conformal.baselines import DecayOGD
+    from iclr25.eci_conformal.baselines import DtACI
+    from iclr25.eci_conformal.baselines import ThetaScorecaster
+    from iclr25.eci_conformal.baselines import TrailingWindow
+    from iclr25.eci_conformal.baselines import aci
+    from iclr25.eci_conformal.baselines import conformal_pid
+    from iclr25.eci_conformal.baselines import decay_ogd
+    from iclr25.eci_conformal.baselines import dtaci
+    from iclr25.eci_conformal.baselines import ogd
+    from iclr25.eci_conformal.baselines import sf_ogd
+    from iclr25.eci_conformal.baselines import trailing_window
+    from iclr25.eci_conformal.intervals import METHODS
+    from iclr25.eci_conformal.intervals import OnlineIntervals
+    from iclr25.eci_conformal.intervals import interval_from_scores
+    from iclr25.eci_conformal.intervals import make_method
+    from iclr25.eci_conformal.methods import ECI
+    from iclr25.eci_conformal.methods import eci
+    from iclr25.eci_conformal.methods import eci_cutoff
+    from iclr25.eci_conformal.methods import eci_integral
+    from iclr25.eci_conformal.methods import run_online
 
-__all__ = ["PAPER", *sorted(_EXPORTS)]
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

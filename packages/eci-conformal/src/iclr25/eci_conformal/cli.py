@@ -9,7 +9,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from iclr25.shared.cli import CliError, add_run_args, check_verb_flags, guarded, make_parser, reproduce_command
+from iclr25.shared.cli import (
+    CliError,
+    add_run_args,
+    check_verb_flags,
+    make_parser,
+    package_main,
+)
 from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
 from iclr25.shared.validate import check_int_at_least, check_nonnegative, check_probability
 
@@ -151,15 +157,7 @@ def _write_run(args, out: Path, y, yhat, lo, hi, m: dict) -> None:
             logger.log({k: float(v) for k, v in m.items()}, step=0)
 
 
-@guarded(PROG)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-eci-conformal`."""
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    if args.command == "reproduce":
-        from iclr25.eci_conformal.config import PRESETS
-
-        return reproduce_command(SLUG, args, "iclr25.eci_conformal.reproduce:run", PRESETS)
-    return _run(args)
+main = package_main(PROG, _parser, {"run": _run})
 
 
 if __name__ == "__main__":

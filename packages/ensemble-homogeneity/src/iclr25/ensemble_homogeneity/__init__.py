@@ -9,61 +9,50 @@ ensembles), `training`, `baselines`, `data`, `reference` (slow forms), `config`,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="ensemble-homogeneity",
-    title="Agree to Disagree: Demystifying Homogeneous Deep Ensembles through Distributional Equivalence",
-    authors="Yipei Wang, Xiaoqian Wang",
-    arxiv="",
-    code="yipei-wang/DeepEnsembleDemystified",
-    cli="iclr25.ensemble_homogeneity.cli:main",
-    reproduce="iclr25.ensemble_homogeneity.reproduce:run",
-    summary="Homogeneous ensemble members agree in distribution but disagree point-wise; hence the ensemble beats "
-    "every member and its Brier, B∞ + V/M, can be predicted from two models.",
-    scales=("ci", "quick", "full"),
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS: dict[str, str] = {  # public name -> submodule
-    "true_class_scores": "metrics",
-    "ensemble_probs": "metrics",
-    "brier_true": "metrics",
-    "brier_multiclass": "metrics",
-    "nll": "metrics",
-    "error": "metrics",
-    "distributional_equivalence": "analysis",
-    "jensen_gap": "analysis",
-    "subset_mean_curve": "analysis",
-    "ensemble_curve": "analysis",
-    "fit_bias_variance_curve": "analysis",
-    "estimate_from_two": "analysis",
-    "estimate_from_pairs": "analysis",
-    "bias_variance": "analysis",
-    "collapse_theory_curve": "analysis",
-    "collapse_brier_closed_form": "analysis",
-    "beta_fit_q": "analysis",
-    "beta_majority_accuracy": "analysis",
-    "vote_accuracy": "analysis",
-    "BatchedMLPEnsemble": "models",
-    "BatchedCNNEnsemble": "models",
-    "BatchedResNet18Ensemble": "models",
-    "make_ensemble": "models",
-    "SmallCNN": "reference",
-    "TrainSettings": "training",
-    "train_ensemble": "training",
-    "train_homogeneous": "training",
-    "heterogeneous_ensemble": "baselines",
-    "wider_single_model": "baselines",
-    "Dataset": "data",
-    "load_sklearn": "data",
-    "load_cifar": "data",
-    "load_tiny_imagenet": "data",
-    "make_image_task": "data",
-    "EnsemblePredictions": "data",
-    "Config": "config",
-    "PRESETS": "config",
-}
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.ensemble_homogeneity.analysis import beta_fit_q
+    from iclr25.ensemble_homogeneity.analysis import beta_majority_accuracy
+    from iclr25.ensemble_homogeneity.analysis import bias_variance
+    from iclr25.ensemble_homogeneity.analysis import collapse_brier_closed_form
+    from iclr25.ensemble_homogeneity.analysis import collapse_theory_curve
+    from iclr25.ensemble_homogeneity.analysis import distributional_equivalence
+    from iclr25.ensemble_homogeneity.analysis import ensemble_curve
+    from iclr25.ensemble_homogeneity.analysis import estimate_from_pairs
+    from iclr25.ensemble_homogeneity.analysis import estimate_from_two
+    from iclr25.ensemble_homogeneity.analysis import fit_bias_variance_curve
+    from iclr25.ensemble_homogeneity.analysis import jensen_gap
+    from iclr25.ensemble_homogeneity.analysis import subset_mean_curve
+    from iclr25.ensemble_homogeneity.analysis import vote_accuracy
+    from iclr25.ensemble_homogeneity.baselines import heterogeneous_ensemble
+    from iclr25.ensemble_homogeneity.baselines import wider_single_model
+    from iclr25.ensemble_homogeneity.config import PRESETS
+    from iclr25.ensemble_homogeneity.config import Config
+    from iclr25.ensemble_homogeneity.data import Dataset
+    from iclr25.ensemble_homogeneity.data import EnsemblePredictions
+    from iclr25.ensemble_homogeneity.data import load_cifar
+    from iclr25.ensemble_homogeneity.data import load_sklearn
+    from iclr25.ensemble_homogeneity.data import load_tiny_imagenet
+    from iclr25.ensemble_homogeneity.data import make_image_task
+    from iclr25.ensemble_homogeneity.metrics import brier_multiclass
+    from iclr25.ensemble_homogeneity.metrics import brier_true
+    from iclr25.ensemble_homogeneity.metrics import ensemble_probs
+    from iclr25.ensemble_homogeneity.metrics import error
+    from iclr25.ensemble_homogeneity.metrics import nll
+    from iclr25.ensemble_homogeneity.metrics import true_class_scores
+    from iclr25.ensemble_homogeneity.models import BatchedCNNEnsemble
+    from iclr25.ensemble_homogeneity.models import BatchedMLPEnsemble
+    from iclr25.ensemble_homogeneity.models import BatchedResNet18Ensemble
+    from iclr25.ensemble_homogeneity.models import make_ensemble
+    from iclr25.ensemble_homogeneity.reference import SmallCNN
+    from iclr25.ensemble_homogeneity.training import TrainSettings
+    from iclr25.ensemble_homogeneity.training import train_ensemble
+    from iclr25.ensemble_homogeneity.training import train_homogeneous
 
-__all__ = ["PAPER", *sorted(_EXPORTS)]
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
+from iclr25.shared.cli import CliError, add_run_args, make_parser, package_main
 from iclr25.shared.run import DEVICES
 
 PROG = "iclr25-ensemble-homogeneity"
@@ -235,19 +235,7 @@ def _estimate(args) -> int:
     return 0
 
 
-@guarded(PROG)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-ensemble-homogeneity`."""
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    if args.command == "reproduce":
-        from iclr25.ensemble_homogeneity.config import PRESETS
-
-        return reproduce_command(SLUG, args, "iclr25.ensemble_homogeneity.reproduce:run", PRESETS)
-    if args.command == "train":
-        return _train(args)
-    if args.command == "analyze":
-        return _analyze(args)
-    return _estimate(args)
+main = package_main(PROG, _parser, {"train": _train, "analyze": _analyze, "estimate": _estimate})
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from typing import Any
 
 from iclr25.ensemble_homogeneity.config import IMAGE_DATASETS, PRESETS, Config, parse_run
 from iclr25.shared.results import Claim, Report
-from iclr25.shared.run import Run, start_run
+from iclr25.shared.run import Run, reproduction
 
 SLUG = "ensemble-homogeneity"
 LOSS_NAMES = ("brier_true", "brier_multiclass", "nll", "error")
@@ -410,28 +410,17 @@ def claims(metrics: dict[str, Any], config: Config) -> list[Claim]:
     return out
 
 
-def run(
-    scale: str = "quick",
-    out: Any = None,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    wandb: str = "off",
-    overwrite: bool = False,
-    config: Config | None = None,
-) -> Report:
+@reproduction(SLUG, PRESETS)
+def run(active: Run) -> Report:
     """Run the `scale` preset (or `config`); writes results.json, report.md and figures; returns the report."""
-    with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
-    ) as active:
-        metrics, throughput, figures = measure(active.config, active)
-        cfg = active.config
-        notes = (
-            "Members differ only in init seed and data order; ensemble = mean of member probabilities. "
-            "KS tests pair two members scored on the same test points (conservative). "
-            "The exact subset-mean curve is linear in 1/M for any pool (not evidence of homogeneity). "
-            f"Data: {'; '.join(metrics['data'].values())}."
-        )
-        if any(parse_run(s)[0] in IMAGE_DATASETS for s in cfg.runs):
-            notes += " Image runs use the CNN/ResNet18 of Nakkiran et al. (no augmentation)."
-        return active.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)
+    metrics, throughput, figures = measure(active.config, active)
+    cfg = active.config
+    notes = (
+        "Members differ only in init seed and data order; ensemble = mean of member probabilities. "
+        "KS tests pair two members scored on the same test points (conservative). "
+        "The exact subset-mean curve is linear in 1/M for any pool (not evidence of homogeneity). "
+        f"Data: {'; '.join(metrics['data'].values())}."
+    )
+    if any(parse_run(s)[0] in IMAGE_DATASETS for s in cfg.runs):
+        notes += " Image runs use the CNN/ResNet18 of Nakkiran et al. (no augmentation)."
+    return active.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)

@@ -12,7 +12,13 @@ import sys
 from pathlib import Path
 
 from iclr25.etd_exploration.config import ENERGIES, INTRINSICS
-from iclr25.shared.cli import CliError, add_run_args, check_verb_flags, guarded, make_parser, reproduce_command
+from iclr25.shared.cli import (
+    CliError,
+    add_run_args,
+    check_verb_flags,
+    make_parser,
+    package_main,
+)
 from iclr25.shared.run import DEVICES, WANDB_MODES
 
 PROG = "iclr25-etd-exploration"
@@ -172,19 +178,7 @@ def _distance_map(args: argparse.Namespace) -> int:
     return 0
 
 
-@guarded(PROG)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-etd-exploration`."""
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    if args.command == "reproduce":
-        from iclr25.etd_exploration.config import PRESETS
-
-        return reproduce_command(SLUG, args, "iclr25.etd_exploration.reproduce:run", PRESETS)
-    if args.command == "train":
-        return _train(args)
-    if args.command == "eval":
-        return _eval(args)
-    return _distance_map(args)
+main = package_main(PROG, _parser, {"train": _train, "eval": _eval, "distance-map": _distance_map})
 
 
 if __name__ == "__main__":

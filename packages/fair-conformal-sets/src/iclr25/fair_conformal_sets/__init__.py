@@ -11,54 +11,41 @@ GEE), `data`, `reference`,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="fair-conformal-sets",
-    title="Conformal Prediction Sets Can Cause Disparate Impact",
-    authors="Jesse C. Cresswell, Bhargava Kumar, Yi Sui, Mouloud Belbahri",
-    arxiv="2410.01888",
-    code="layer6ai-labs/conformal-prediction-fairness",
-    cli="iclr25.fair_conformal_sets.cli:main",
-    reproduce="iclr25.fair_conformal_sets.reproduce:run",
-    summary=(
-        "Prediction sets raise human accuracy unequally across groups; Equalized Coverage widens the gap, "
-        "equalizing set size narrows it (simulated decision-maker + human-study re-analysis)."
-    ),
-    scales=("quick", "full"),
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS: dict[str, str] = {  # public name -> submodule
-    "softmax": "scores",
-    "lac": "scores",
-    "aps": "scores",
-    "raps": "scores",
-    "saps": "scores",
-    "score_matrix": "scores",
-    "true_label": "scores",
-    "conformal_quantile": "calibrate",
-    "marginal": "calibrate",
-    "mondrian": "calibrate",
-    "equalized_set_size": "calibrate",
-    "fit_equalized_set_size": "calibrate",
-    "fill_empty_with_top1": "calibrate",
-    "top_k": "sets",
-    "average_k": "sets",
-    "search_average_k": "sets",
-    "ConformalSets": "predictor",
-    "group_report": "metrics",
-    "disparate_impact": "metrics",
-    "bootstrap_disparate_impact": "metrics",
-    "SimulatedDecisionMaker": "decision",
-    "gee_logistic": "gee",
-    "treatment_group_odds_ratios": "gee",
-    "ModelOutputs": "data",
-    "synthetic": "data",
-    "load_npz": "data",
-    "Config": "config",
-    "PRESETS": "config",
-}
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.fair_conformal_sets.calibrate import conformal_quantile
+    from iclr25.fair_conformal_sets.calibrate import equalized_set_size
+    from iclr25.fair_conformal_sets.calibrate import fill_empty_with_top1
+    from iclr25.fair_conformal_sets.calibrate import fit_equalized_set_size
+    from iclr25.fair_conformal_sets.calibrate import marginal
+    from iclr25.fair_conformal_sets.calibrate import mondrian
+    from iclr25.fair_conformal_sets.config import PRESETS
+    from iclr25.fair_conformal_sets.config import Config
+    from iclr25.fair_conformal_sets.data import ModelOutputs
+    from iclr25.fair_conformal_sets.data import load_npz
+    from iclr25.fair_conformal_sets.data import synthetic
+    from iclr25.fair_conformal_sets.decision import SimulatedDecisionMaker
+    from iclr25.fair_conformal_sets.gee import gee_logistic
+    from iclr25.fair_conformal_sets.gee import treatment_group_odds_ratios
+    from iclr25.fair_conformal_sets.metrics import bootstrap_disparate_impact
+    from iclr25.fair_conformal_sets.metrics import disparate_impact
+    from iclr25.fair_conformal_sets.metrics import group_report
+    from iclr25.fair_conformal_sets.predictor import ConformalSets
+    from iclr25.fair_conformal_sets.scores import aps
+    from iclr25.fair_conformal_sets.scores import lac
+    from iclr25.fair_conformal_sets.scores import raps
+    from iclr25.fair_conformal_sets.scores import saps
+    from iclr25.fair_conformal_sets.scores import score_matrix
+    from iclr25.fair_conformal_sets.scores import softmax
+    from iclr25.fair_conformal_sets.scores import true_label
+    from iclr25.fair_conformal_sets.sets import average_k
+    from iclr25.fair_conformal_sets.sets import search_average_k
+    from iclr25.fair_conformal_sets.sets import top_k
 
-__all__ = ["PAPER", *sorted(_EXPORTS)]
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

@@ -19,9 +19,8 @@ from iclr25.shared.cli import (
     add_config_args,
     add_run_args,
     config_from_args,
-    guarded,
     make_parser,
-    reproduce_command,
+    package_main,
 )
 
 SLUG = "fair-conformal-sets"
@@ -141,15 +140,7 @@ def _analyze_study(args: argparse.Namespace) -> int:
     return 0
 
 
-@guarded(PROG)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-fair-conformal-sets`."""
-    args = _parser().parse_args(argv)
-    if args.command == "reproduce":
-        return reproduce_command(SLUG, args, "iclr25.fair_conformal_sets.reproduce:run", PRESETS)
-    if args.command == "sets":
-        return _sets(args)
-    return _analyze_study(args)
+main = package_main(PROG, _parser, {"sets": _sets, "analyze-study": _analyze_study})
 
 
 if __name__ == "__main__":

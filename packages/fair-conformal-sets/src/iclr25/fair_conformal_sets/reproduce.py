@@ -18,7 +18,7 @@ from iclr25.fair_conformal_sets import calibrate, data, fcpd, metrics, scores, s
 from iclr25.fair_conformal_sets.config import PRESETS, Config
 from iclr25.fair_conformal_sets.decision import SimulatedDecisionMaker
 from iclr25.shared.results import Claim, Report, save_figure
-from iclr25.shared.run import Run, start_run
+from iclr25.shared.run import Run, reproduction
 
 SLUG = "fair-conformal-sets"
 CONFORMAL = ("marginal", "mondrian", "ess")
@@ -479,32 +479,21 @@ def plot(m: dict[str, Any], cfg: Config, folder: Path) -> list[str]:
     return ["size_and_delta.png"]
 
 
-def run(
-    scale: str = "quick",
-    out: str | Path | None = None,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    wandb: str = "off",
-    overwrite: bool = False,
-    config: Config | None = None,
-) -> Report:
+@reproduction(SLUG, PRESETS)
+def run(r: Run) -> Report:
     """Run the reproduction at `scale` (or with `config`) into `out`; returns the written Report."""
-    with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
-    ) as r:
-        cfg = r.config
-        m = measure(cfg, r, seed)
-        figures = plot(m, cfg, r.dir)
-        timing = m["timing"]
-        return r.report(
-            claims(m, cfg),
-            m,
-            throughput={"set_items_per_s": timing["items_per_s"], "synthetic_s": timing["synthetic_s"]},
-            figures=figures,
-            notes=(
-                "Synthetic classifier of spec §6a (our design); the decision-maker is a model (spec §3.6), not "
-                "people; ESS is our design. Coverage/size before top-1 filling; Delta on filled sets. "
-                "Run on 2 shared CPU cores."
-            ),
-        )
+    cfg = r.config
+    m = measure(cfg, r, r.seed)
+    figures = plot(m, cfg, r.dir)
+    timing = m["timing"]
+    return r.report(
+        claims(m, cfg),
+        m,
+        throughput={"set_items_per_s": timing["items_per_s"], "synthetic_s": timing["synthetic_s"]},
+        figures=figures,
+        notes=(
+            "Synthetic classifier of spec §6a (our design); the decision-maker is a model (spec §3.6), not "
+            "people; ESS is our design. Coverage/size before top-1 filling; Delta on filled sets. "
+            "Run on 2 shared CPU cores."
+        ),
+    )

@@ -10,59 +10,48 @@ Modules: `stein` (kernels), `explainer` (HD-Explain), `baselines` (IF, TracIn, R
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="hd-explain",
-    title="Data-centric Prediction Explanation via Kernelized Stein Discrepancy",
-    authors="Mahtab Sarvmaili, Hassan Sajjad, Ga Wu",
-    arxiv="2403.15576",
-    code="MahtabSarvmaili/HDExplain",
-    cli="iclr25.hd_explain.cli:main",
-    reproduce="iclr25.hd_explain.reproduce:run",
-    summary="Example-based explanations: training points ranked by the kernelized Stein discrepancy "
-    "kernel between test and training (input, label) pairs under the trained classifier.",
-    scales=("quick", "full"),
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS: dict[str, str] = {  # public name -> submodule
-    "stein_kernel": "stein",
-    "stein_kernel_rbf": "stein",
-    "stein_kernel_imq": "stein",
-    "stein_kernel_linear": "stein",
-    "stein_self_scores": "stein",
-    "resolve_bandwidth": "stein",
-    "Explainer": "explainer",
-    "HDExplainer": "explainer",
-    "augmented_scores": "explainer",
-    "predict_labels": "explainer",
-    "InfluenceExplainer": "baselines",
-    "TracInExplainer": "baselines",
-    "RepresenterExplainer": "baselines",
-    "SimilarityExplainer": "baselines",
-    "make_explainer": "baselines",
-    "METHODS": "baselines",
-    "hit_rate_coverage": "evaluation",
-    "mislabel_detection": "evaluation",
-    "perturb_noise": "evaluation",
-    "perturb_flip": "evaluation",
-    "probe_indices": "evaluation",
-    "rectangular": "data",
-    "moons": "data",
-    "digits": "data",
-    "flip_labels": "data",
-    "load_cifar10": "data",
-    "load_svhn": "data",
-    "load_image_folder": "data",
-    "load_dataset": "data",
-    "Classifier": "models",
-    "MLP": "models",
-    "ResNet18": "models",
-    "train_classifier": "training",
-    "Config": "config",
-    "PRESETS": "config",
-}
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.hd_explain.baselines import METHODS
+    from iclr25.hd_explain.baselines import InfluenceExplainer
+    from iclr25.hd_explain.baselines import RepresenterExplainer
+    from iclr25.hd_explain.baselines import SimilarityExplainer
+    from iclr25.hd_explain.baselines import TracInExplainer
+    from iclr25.hd_explain.baselines import make_explainer
+    from iclr25.hd_explain.config import PRESETS
+    from iclr25.hd_explain.config import Config
+    from iclr25.hd_explain.data import digits
+    from iclr25.hd_explain.data import flip_labels
+    from iclr25.hd_explain.data import load_cifar10
+    from iclr25.hd_explain.data import load_dataset
+    from iclr25.hd_explain.data import load_image_folder
+    from iclr25.hd_explain.data import load_svhn
+    from iclr25.hd_explain.data import moons
+    from iclr25.hd_explain.data import rectangular
+    from iclr25.hd_explain.evaluation import hit_rate_coverage
+    from iclr25.hd_explain.evaluation import mislabel_detection
+    from iclr25.hd_explain.evaluation import perturb_flip
+    from iclr25.hd_explain.evaluation import perturb_noise
+    from iclr25.hd_explain.evaluation import probe_indices
+    from iclr25.hd_explain.explainer import Explainer
+    from iclr25.hd_explain.explainer import HDExplainer
+    from iclr25.hd_explain.explainer import augmented_scores
+    from iclr25.hd_explain.explainer import predict_labels
+    from iclr25.hd_explain.models import MLP
+    from iclr25.hd_explain.models import Classifier
+    from iclr25.hd_explain.models import ResNet18
+    from iclr25.hd_explain.stein import resolve_bandwidth
+    from iclr25.hd_explain.stein import stein_kernel
+    from iclr25.hd_explain.stein import stein_kernel_imq
+    from iclr25.hd_explain.stein import stein_kernel_linear
+    from iclr25.hd_explain.stein import stein_kernel_rbf
+    from iclr25.hd_explain.stein import stein_self_scores
+    from iclr25.hd_explain.training import train_classifier
 
-__all__ = ["PAPER", *sorted(_EXPORTS)]
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
-from iclr25.shared.progress import set_quiet
+from iclr25.shared.cli import CliError, add_run_args, make_parser, package_main
 from iclr25.shared.run import DEVICES, check_run_folder, default_run_dir, open_run_folder
 
 PROG = "iclr25-hd-explain"
@@ -341,20 +340,7 @@ def _debug(args: argparse.Namespace) -> int:
     return 0
 
 
-@guarded(PROG)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-hd-explain`."""
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    if args.command == "reproduce":
-        from iclr25.hd_explain.config import PRESETS
-
-        return reproduce_command(SLUG, args, "iclr25.hd_explain.reproduce:run", PRESETS)
-    set_quiet(args.quiet)
-    if args.device not in ("auto", "cpu"):
-        from iclr25.shared.device import pick_device
-
-        pick_device(args.device)  # refuses an absent accelerator with one line, before any work
-    return {"train": _train, "explain": _explain, "hitrate": _hitrate, "debug": _debug}[args.command](args)
+main = package_main(PROG, _parser, {"train": _train, "explain": _explain, "hitrate": _hitrate, "debug": _debug})
 
 
 if __name__ == "__main__":

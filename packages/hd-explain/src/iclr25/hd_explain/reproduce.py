@@ -25,7 +25,7 @@ import numpy as np
 
 from iclr25.hd_explain.config import PRESETS, Config
 from iclr25.shared.results import Claim, Report, save_figure
-from iclr25.shared.run import start_run
+from iclr25.shared.run import Run, reproduction
 
 SLUG = "hd-explain"
 
@@ -569,52 +569,41 @@ def _figures(m: dict[str, Any], rect_data: dict[str, Any] | None, folder: Path) 
     return files
 
 
-def run(
-    scale: str = "quick",
-    out: str | Path | None = None,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    wandb: str = "off",
-    overwrite: bool = False,
-    config: Config | None = None,
-) -> Report:
+@reproduction(SLUG, PRESETS)
+def run(r: Run) -> Report:
     """Run the reproduction at `scale` (or with `config`), write results to `out`, return the Report."""
-    with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
-    ) as r:
-        cfg: Config = r.config
-        import torch
+    cfg: Config = r.config
+    import torch
 
-        torch.set_num_threads(1)  # tiny MLPs: one thread is as fast and does not spin on a shared machine
-        metrics: dict[str, Any] = {}
-        rect_data = None
-        throughput: dict[str, float] = {}
-        if "rectangular" in cfg.sections:
-            rect = _rectangular(cfg, r, seed)
-            rect_data = rect.pop("data")
-            metrics["rectangular"] = rect
-            r.logger.log({"rect_hd_hit": rect["mean"]["hd"]["hit"]}, step=0)
-        if "digits" in cfg.sections:
-            digits_m, mislabel = _digits_and_mislabel(cfg, r, seed)
-            metrics["digits"] = digits_m
-            if mislabel is not None:
-                metrics["mislabel"] = mislabel
-            sec = digits_m["seconds"]["hd"]
-            throughput["digits_hd_explanations_per_s"] = sec["explained"] / max(sec["fit_s"] + sec["explain_s"], 1e-9)
-            throughput["digits_train_samples_per_s"] = digits_m["train_samples_per_s"]
-        if "images" in cfg.sections:
-            metrics["images"] = _images(cfg, r, seed)
-            throughput["image_train_samples_per_s"] = metrics["images"]["train_samples_per_s"]
-        if "rectangular" in metrics:
-            sec = metrics["rectangular"]["seconds"]["hd"]
-            throughput["rect_hd_explanations_per_s"] = sec["explained"] / max(sec["fit_s"] + sec["explain_s"], 1e-9)
-        metrics["runtime_s"] = r.elapsed()[0]
-        figures = _figures(metrics, rect_data, r.dir) if cfg.figures else []
-        notes = (
-            "Hit rate / coverage: 100 pool points drawn with replacement per seed, uniform noise of half-width "
-            "0.01 Var(selected), k = 3, seed means. Rectangular 'hd' uses h = dim(x); digits 'hd' uses the official "
-            "h = dim(x) + C. IF = exact last-layer Hessian + 0.01 damping, cross-entropy. Mislabel: recall@#flipped "
-            "of self-scores with the corrupted labels. Timings ('seconds') are wall seconds on a shared 2-core CPU."
-        )
-        return r.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)
+    torch.set_num_threads(1)  # tiny MLPs: one thread is as fast and does not spin on a shared machine
+    metrics: dict[str, Any] = {}
+    rect_data = None
+    throughput: dict[str, float] = {}
+    if "rectangular" in cfg.sections:
+        rect = _rectangular(cfg, r, r.seed)
+        rect_data = rect.pop("data")
+        metrics["rectangular"] = rect
+        r.logger.log({"rect_hd_hit": rect["mean"]["hd"]["hit"]}, step=0)
+    if "digits" in cfg.sections:
+        digits_m, mislabel = _digits_and_mislabel(cfg, r, r.seed)
+        metrics["digits"] = digits_m
+        if mislabel is not None:
+            metrics["mislabel"] = mislabel
+        sec = digits_m["seconds"]["hd"]
+        throughput["digits_hd_explanations_per_s"] = sec["explained"] / max(sec["fit_s"] + sec["explain_s"], 1e-9)
+        throughput["digits_train_samples_per_s"] = digits_m["train_samples_per_s"]
+    if "images" in cfg.sections:
+        metrics["images"] = _images(cfg, r, r.seed)
+        throughput["image_train_samples_per_s"] = metrics["images"]["train_samples_per_s"]
+    if "rectangular" in metrics:
+        sec = metrics["rectangular"]["seconds"]["hd"]
+        throughput["rect_hd_explanations_per_s"] = sec["explained"] / max(sec["fit_s"] + sec["explain_s"], 1e-9)
+    metrics["runtime_s"] = r.elapsed()[0]
+    figures = _figures(metrics, rect_data, r.dir) if cfg.figures else []
+    notes = (
+        "Hit rate / coverage: 100 pool points drawn with replacement per seed, uniform noise of half-width "
+        "0.01 Var(selected), k = 3, seed means. Rectangular 'hd' uses h = dim(x); digits 'hd' uses the official "
+        "h = dim(x) + C. IF = exact last-layer Hessian + 0.01 damping, cross-entropy. Mislabel: recall@#flipped "
+        "of self-scores with the corrupted labels. Timings ('seconds') are wall seconds on a shared 2-core CPU."
+    )
+    return r.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)

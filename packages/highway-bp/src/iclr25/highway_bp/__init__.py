@@ -6,47 +6,36 @@ Public names are exported lazily: importing this package does not import torch.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="highway-bp",
-    title="Accelerated Training through Iterative Gradient Propagation Along the Residual Path",
-    authors="Erwan Fagnou, Paul Caillon, Blaise Delattre, Alexandre Allauzen",
-    arxiv="2501.17086",
-    code="",
-    cli="iclr25.highway_bp.cli:main",
-    reproduce="iclr25.highway_bp.reproduce:run",
-    scales=("ci", "quick", "full"),
-    summary="Highway backpropagation: iterative, layer-parallel gradient estimates accumulated along the residual path.",
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS: dict[str, str] = {
-    "cumsumprod": "scan",
-    "ResidualLayer": "highway",
-    "PreActResidual": "highway",
-    "ScaledResidual": "highway",
-    "PostReLUResidual": "highway",
-    "PostLNResidual": "highway",
-    "HighwayStack": "highway",
-    "highway_iterate": "highway",
-    "highway_backward": "highway",
-    "highway_step": "highway",
-    "stack_forward": "highway",
-    "gradient_cosine": "highway",
-    "HighwayRNN": "rnn",
-    "rnn_step": "rnn",
-    "rnn_backward": "rnn",
-    "truncated_bptt_backward": "baselines",
-    "path_sum_bruteforce": "reference",
-    "cumsumprod_bruteforce": "reference",
-    "resmlp": "models",
-    "SeqClassifier": "models",
-    "resnet_cifar": "resnet",
-    "load_digits_split": "data",
-    "exactness_checks": "checks",
-}
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.highway_bp.baselines import truncated_bptt_backward
+    from iclr25.highway_bp.checks import exactness_checks
+    from iclr25.highway_bp.data import load_digits_split
+    from iclr25.highway_bp.highway import HighwayStack
+    from iclr25.highway_bp.highway import PostLNResidual
+    from iclr25.highway_bp.highway import PostReLUResidual
+    from iclr25.highway_bp.highway import PreActResidual
+    from iclr25.highway_bp.highway import ResidualLayer
+    from iclr25.highway_bp.highway import ScaledResidual
+    from iclr25.highway_bp.highway import gradient_cosine
+    from iclr25.highway_bp.highway import highway_backward
+    from iclr25.highway_bp.highway import highway_iterate
+    from iclr25.highway_bp.highway import highway_step
+    from iclr25.highway_bp.highway import stack_forward
+    from iclr25.highway_bp.models import SeqClassifier
+    from iclr25.highway_bp.models import resmlp
+    from iclr25.highway_bp.reference import cumsumprod_bruteforce
+    from iclr25.highway_bp.reference import path_sum_bruteforce
+    from iclr25.highway_bp.resnet import resnet_cifar
+    from iclr25.highway_bp.rnn import HighwayRNN
+    from iclr25.highway_bp.rnn import rnn_backward
+    from iclr25.highway_bp.rnn import rnn_step
+    from iclr25.highway_bp.scan import cumsumprod
 
-__all__ = ["PAPER", *sorted(_EXPORTS)]
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from iclr25.highway_bp.config import BACKWARDS, MODELS, PRESETS, TrainConfig
+from iclr25.highway_bp.config import BACKWARDS, MODELS, TrainConfig
 from iclr25.shared.cli import (
     CliError,
     add_config_args,
@@ -18,9 +18,8 @@ from iclr25.shared.cli import (
     add_scale_out_args,
     check_verb_flags,
     config_from_args,
-    guarded,
     make_parser,
-    reproduce_command,
+    package_main,
     scale_out_from_args,
 )
 from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
@@ -153,15 +152,7 @@ def _check(args: argparse.Namespace) -> int:
     return 0 if all(ok for _, ok in report.values()) else 1
 
 
-@guarded(PROG)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-highway-bp`."""
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    if args.command == "reproduce":
-        return reproduce_command(SLUG, args, "iclr25.highway_bp.reproduce:run", PRESETS)
-    if args.command == "train":
-        return _train(args)
-    return _check(args)
+main = package_main(PROG, _parser, {"train": _train, "check": _check})
 
 
 if __name__ == "__main__":

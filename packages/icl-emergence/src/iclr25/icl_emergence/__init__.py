@@ -10,71 +10,58 @@ Modules: `lds`, `ginc` (topic families), `corpus`, `model` (ARTransformer), `tra
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="icl-emergence",
-    title="Towards Auto-Regressive Next-Token Prediction: In-Context Learning Emerges from Generalization",
-    authors="Zixuan Gong, Xiaolin Hu, Huayi Tang, Yong Liu",
-    arxiv="2502.17024",
-    code="zx-gong/ICL-Emerge",
-    cli="iclr25.icl_emergence.cli:main",
-    reproduce="iclr25.icl_emergence.reproduce:run",
-    summary=(
-        "AR-NTP pre-training on K topics x N sequences: unseen-topic (ICL) error falls with K, the topic gap "
-        "G_top shrinks, ICL improves with prompt length; PAC-Bayes two-level bounds; GINC Bayes-ICL references."
-    ),
-    scales=("ci", "quick", "full"),
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS: dict[str, str] = {  # public name -> submodule
-    "LDSTopicPrior": "lds",
-    "haar_orthogonal": "lds",
-    "GINCConfig": "ginc",
-    "GINC": "ginc",
-    "HMM": "ginc",
-    "forward": "ginc",
-    "hmm_next_token_probs": "ginc",
-    "mixture_next_token_probs": "ginc",
-    "letter_vocab": "ginc",
-    "split_prompts": "ginc",
-    "TwoLevelCorpus": "corpus",
-    "lds_corpus": "corpus",
-    "seen_topic_eval": "corpus",
-    "ARTransformer": "model",
-    "ARNTPModule": "lit",
-    "fit_ar": "lit",
-    "ar_loss": "training",
-    "train_ar": "training",
-    "train_sgld": "training",
-    "lr_at": "training",
-    "generalization_report": "evaluation",
-    "loss_curve": "evaluation",
-    "icl_accuracy": "evaluation",
-    "lds_least_squares_predictor": "baselines",
-    "oracle_predictor": "baselines",
-    "zero_predictor": "baselines",
-    "last_value_predictor": "baselines",
-    "bayes_icl_probs": "baselines",
-    "true_hmm_query_probs": "baselines",
-    "gaussian_kl": "bounds",
-    "isotropic_gaussian_kl": "bounds",
-    "pac_bayes_term": "bounds",
-    "two_level_bound": "bounds",
-    "data_dependent_bound": "bounds",
-    "langevin_kl": "bounds",
-    "clip_loss": "bounds",
-    "WordLevelTokenizer": "data",
-    "ByteTokenizer": "data",
-    "load_ginc_dir": "data",
-    "write_ginc_dir": "data",
-    "load_metaicl_jsonl": "data",
-    "build_icl_prompt": "data",
-    "load_classification": "data",
-    "Config": "config",
-    "PRESETS": "config",
-}
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.icl_emergence.baselines import bayes_icl_probs
+    from iclr25.icl_emergence.baselines import last_value_predictor
+    from iclr25.icl_emergence.baselines import lds_least_squares_predictor
+    from iclr25.icl_emergence.baselines import oracle_predictor
+    from iclr25.icl_emergence.baselines import true_hmm_query_probs
+    from iclr25.icl_emergence.baselines import zero_predictor
+    from iclr25.icl_emergence.bounds import clip_loss
+    from iclr25.icl_emergence.bounds import data_dependent_bound
+    from iclr25.icl_emergence.bounds import gaussian_kl
+    from iclr25.icl_emergence.bounds import isotropic_gaussian_kl
+    from iclr25.icl_emergence.bounds import langevin_kl
+    from iclr25.icl_emergence.bounds import pac_bayes_term
+    from iclr25.icl_emergence.bounds import two_level_bound
+    from iclr25.icl_emergence.config import PRESETS
+    from iclr25.icl_emergence.config import Config
+    from iclr25.icl_emergence.corpus import TwoLevelCorpus
+    from iclr25.icl_emergence.corpus import lds_corpus
+    from iclr25.icl_emergence.corpus import seen_topic_eval
+    from iclr25.icl_emergence.data import ByteTokenizer
+    from iclr25.icl_emergence.data import WordLevelTokenizer
+    from iclr25.icl_emergence.data import build_icl_prompt
+    from iclr25.icl_emergence.data import load_classification
+    from iclr25.icl_emergence.data import load_ginc_dir
+    from iclr25.icl_emergence.data import load_metaicl_jsonl
+    from iclr25.icl_emergence.data import write_ginc_dir
+    from iclr25.icl_emergence.evaluation import generalization_report
+    from iclr25.icl_emergence.evaluation import icl_accuracy
+    from iclr25.icl_emergence.evaluation import loss_curve
+    from iclr25.icl_emergence.ginc import GINC
+    from iclr25.icl_emergence.ginc import HMM
+    from iclr25.icl_emergence.ginc import GINCConfig
+    from iclr25.icl_emergence.ginc import forward
+    from iclr25.icl_emergence.ginc import hmm_next_token_probs
+    from iclr25.icl_emergence.ginc import letter_vocab
+    from iclr25.icl_emergence.ginc import mixture_next_token_probs
+    from iclr25.icl_emergence.ginc import split_prompts
+    from iclr25.icl_emergence.lds import LDSTopicPrior
+    from iclr25.icl_emergence.lds import haar_orthogonal
+    from iclr25.icl_emergence.lit import ARNTPModule
+    from iclr25.icl_emergence.lit import fit_ar
+    from iclr25.icl_emergence.model import ARTransformer
+    from iclr25.icl_emergence.training import ar_loss
+    from iclr25.icl_emergence.training import lr_at
+    from iclr25.icl_emergence.training import train_ar
+    from iclr25.icl_emergence.training import train_sgld
 
-__all__ = ["PAPER", *sorted(_EXPORTS)]
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

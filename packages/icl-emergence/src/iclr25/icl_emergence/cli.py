@@ -24,9 +24,8 @@ from iclr25.shared.cli import (
     add_config_args,
     add_run_args,
     config_from_args,
-    guarded,
     make_parser,
-    reproduce_command,
+    package_main,
 )
 
 SLUG = "icl-emergence"
@@ -182,13 +181,7 @@ def _bound(args: argparse.Namespace) -> int:
     return 0
 
 
-@guarded(PROG)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-icl-emergence`."""
-    args = _parser().parse_args(argv)
-    if args.command == "reproduce":
-        return reproduce_command(SLUG, args, "iclr25.icl_emergence.reproduce:run", PRESETS)
-    return {"train": _train, "ginc-gen": _ginc_gen, "eval": _eval, "bound": _bound}[args.command](args)
+main = package_main(PROG, _parser, {"train": _train, "ginc-gen": _ginc_gen, "eval": _eval, "bound": _bound})
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from typing import Any
 from iclr25.icl_emergence.config import PRESETS, Config
 from iclr25.shared.progress import progress
 from iclr25.shared.results import Claim, Report, save_figure
-from iclr25.shared.run import start_run
+from iclr25.shared.run import Run, reproduction
 
 SLUG = "icl-emergence"
 FRESH = 0  # K = 0 marks the "fresh topics every batch" run (K = infinity)
@@ -450,37 +450,26 @@ def _figures(folder: Path, m: dict[str, Any], cfg: Config) -> list[str]:
     return ["icl_emergence.png"]
 
 
-def run(
-    scale: str = "quick",
-    out: str | Path | None = None,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    wandb: str = "off",
-    overwrite: bool = False,
-    config: Config | None = None,
-) -> Report:
+@reproduction(SLUG, PRESETS)
+def run(run: Run) -> Report:
     """Run the reproduction at `scale` (ci | quick | full) and write results.json, report.md and a figure."""
-    with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
-    ) as run:
-        cfg = run.config
-        m = measure(cfg, seed, run.device)
-        for r in m["runs"].values():
-            for h in r["history"]:
-                run.logger.log({f"{r['name']}/unseen_late": h["unseen_late"], f"{r['name']}/loss": h["train_batch_loss"]},
-                               step=h["step"])  # fmt: skip
-        figures = _figures(run.dir, m, cfg)
-        tps = [r["tokens_per_s"] for r in m["runs"].values()]
-        throughput = {
-            "train_tokens_per_s_per_run": sum(tps) / len(tps),
-            "train_tokens_per_s_total": len(tps) * cfg.steps * cfg.batch * (cfg.T - 1) / m["lds_wall_s"],
-            "ginc_bayes_prompts_per_s": len(m["ginc"]["n"]) * cfg.ginc_prompts / m["ginc"]["seconds"],
-        }
-        notes = (
-            f"device={run.device}, {m['workers']} worker process(es), one thread each; LDS runs took "
-            f"{m['lds_wall_s']:.0f} s wall. The paper gives no numeric tables (figures only) and its code was not "
-            "retrievable, so 'paper' is empty: the gates are the spec's acceptance checks. Bounds are vacuous in "
-            "absolute value (trend only). Bayes-ICL is our reference construction, not the paper's."
-        )
-        return run.report(claims(m, cfg), m, throughput=throughput, figures=figures, notes=notes)
+    cfg = run.config
+    m = measure(cfg, run.seed, run.device)
+    for r in m["runs"].values():
+        for h in r["history"]:
+            run.logger.log({f"{r['name']}/unseen_late": h["unseen_late"], f"{r['name']}/loss": h["train_batch_loss"]},
+                           step=h["step"])  # fmt: skip
+    figures = _figures(run.dir, m, cfg)
+    tps = [r["tokens_per_s"] for r in m["runs"].values()]
+    throughput = {
+        "train_tokens_per_s_per_run": sum(tps) / len(tps),
+        "train_tokens_per_s_total": len(tps) * cfg.steps * cfg.batch * (cfg.T - 1) / m["lds_wall_s"],
+        "ginc_bayes_prompts_per_s": len(m["ginc"]["n"]) * cfg.ginc_prompts / m["ginc"]["seconds"],
+    }
+    notes = (
+        f"device={run.device}, {m['workers']} worker process(es), one thread each; LDS runs took "
+        f"{m['lds_wall_s']:.0f} s wall. The paper gives no numeric tables (figures only) and its code was not "
+        "retrievable, so 'paper' is empty: the gates are the spec's acceptance checks. Bounds are vacuous in "
+        "absolute value (trend only). Bayes-ICL is our reference construction, not the paper's."
+    )
+    return run.report(claims(m, cfg), m, throughput=throughput, figures=figures, notes=notes)

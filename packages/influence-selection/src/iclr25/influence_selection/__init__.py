@@ -10,55 +10,45 @@ Modules: `fi` (the measure), `reference` (slow explicit forms), `baselines` (IV,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="influence-selection",
-    title="Enhancing Prediction Performance through Influence Measure",
-    authors="Shuguang Yu, Wenqian Xu, Xinyi Zhou, Xuechun Wang, Hongtu Zhu, Fan Zhou",
-    arxiv="",
-    code="",
-    cli="iclr25.influence_selection.cli:main",
-    reproduce="iclr25.influence_selection.reproduce:run",
-    summary="FI: a reparameterisation-invariant local influence measure for trimming training data and active learning.",
-    scales=("ci", "quick", "full"),
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS: dict[str, str] = {  # public name -> submodule
-    "fi_util": "fi",
-    "fi_pair": "fi",
-    "fi_active": "fi",
-    "fi_active_matrix": "fi",
-    "fi_binary_closed_form": "fi",
-    "trim_mean_10_90": "fi",
-    "make_ops": "fi",
-    "iv_scores": "baselines",
-    "iv_active_scores": "baselines",
-    "bald_scores": "baselines",
-    "bald_laplace_scores": "baselines",
-    "bald_mc_dropout_scores": "baselines",
-    "entropy_scores": "baselines",
-    "random_scores": "baselines",
-    "subsample_rank_forest": "approx",
-    "kfac_hessian": "approx",
-    "TruncatedMOps": "approx",
-    "trim_dataset": "selection",
-    "active_learning_loop": "selection",
-    "make_strategy": "selection",
-    "curve_auc": "selection",
-    "LogisticModel": "models",
-    "MLPModel": "models",
-    "two_gaussians": "data",
-    "two_moons": "data",
-    "digits_split": "data",
-    "load_tabular_meta": "data",
-    "load_npy_features": "data",
-    "load_idx": "data",
-    "load_cifar10_batch": "data",
-    "Config": "config",
-    "PRESETS": "config",
-}
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.influence_selection.approx import TruncatedMOps
+    from iclr25.influence_selection.approx import kfac_hessian
+    from iclr25.influence_selection.approx import subsample_rank_forest
+    from iclr25.influence_selection.baselines import bald_laplace_scores
+    from iclr25.influence_selection.baselines import bald_mc_dropout_scores
+    from iclr25.influence_selection.baselines import bald_scores
+    from iclr25.influence_selection.baselines import entropy_scores
+    from iclr25.influence_selection.baselines import iv_active_scores
+    from iclr25.influence_selection.baselines import iv_scores
+    from iclr25.influence_selection.baselines import random_scores
+    from iclr25.influence_selection.config import PRESETS
+    from iclr25.influence_selection.config import Config
+    from iclr25.influence_selection.data import digits_split
+    from iclr25.influence_selection.data import load_cifar10_batch
+    from iclr25.influence_selection.data import load_idx
+    from iclr25.influence_selection.data import load_npy_features
+    from iclr25.influence_selection.data import load_tabular_meta
+    from iclr25.influence_selection.data import two_gaussians
+    from iclr25.influence_selection.data import two_moons
+    from iclr25.influence_selection.fi import fi_active
+    from iclr25.influence_selection.fi import fi_active_matrix
+    from iclr25.influence_selection.fi import fi_binary_closed_form
+    from iclr25.influence_selection.fi import fi_pair
+    from iclr25.influence_selection.fi import fi_util
+    from iclr25.influence_selection.fi import make_ops
+    from iclr25.influence_selection.fi import trim_mean_10_90
+    from iclr25.influence_selection.models import LogisticModel
+    from iclr25.influence_selection.models import MLPModel
+    from iclr25.influence_selection.selection import active_learning_loop
+    from iclr25.influence_selection.selection import curve_auc
+    from iclr25.influence_selection.selection import make_strategy
+    from iclr25.influence_selection.selection import trim_dataset
 
-__all__ = ["PAPER", *sorted(_EXPORTS)]
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

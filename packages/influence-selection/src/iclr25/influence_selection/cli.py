@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
+from iclr25.shared.cli import CliError, add_run_args, make_parser, package_main
 
 PROG = "iclr25-influence-selection"
 SLUG = "influence-selection"
@@ -204,17 +204,7 @@ def _active(args) -> int:
     return 0
 
 
-@guarded(PROG)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-influence-selection`."""
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    if args.command == "reproduce":
-        from iclr25.influence_selection.config import PRESETS
-
-        return reproduce_command(SLUG, args, "iclr25.influence_selection.reproduce:run", PRESETS)
-    if args.command == "trim":
-        return _trim(args)
-    return _active(args)
+main = package_main(PROG, _parser, {"trim": _trim, "active": _active})
 
 
 if __name__ == "__main__":

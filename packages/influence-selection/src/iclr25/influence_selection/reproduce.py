@@ -10,7 +10,7 @@ from typing import Any
 
 from iclr25.influence_selection.config import PRESETS, Config
 from iclr25.shared.results import Claim, Report
-from iclr25.shared.run import Run, start_run
+from iclr25.shared.run import Run, reproduction
 
 SLUG = "influence-selection"
 
@@ -371,42 +371,31 @@ def plot(m: dict[str, Any], config: Config, folder: Any) -> list[str]:
     return names
 
 
-def run(
-    scale: str = "quick",
-    out: Any = None,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    wandb: str = "off",
-    overwrite: bool = False,
-    config: Config | None = None,
-) -> Report:
+@reproduction(SLUG, PRESETS)
+def run(run: Run) -> Report:
     """Run the `scale` preset (or `config`), write results.json + report.md into the run folder, return the report."""
-    with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
-    ) as run:
-        import os
+    import os
 
-        import torch
-        from threadpoolctl import threadpool_limits
+    import torch
+    from threadpoolctl import threadpool_limits
 
-        # Small matrices: on a few shared cores, BLAS/torch threads only contend (measured 35x slower on a busy
-        # 2-core machine); a large machine (the full preset's GPU box) keeps its threads for the 2,570-d solves.
-        one = (os.cpu_count() or 1) <= 4
-        threads = torch.get_num_threads()
-        if one:
-            torch.set_num_threads(1)
-        try:
-            with threadpool_limits(limits=1 if one else None):
-                metrics = measure(run.config, run)
-        finally:
-            torch.set_num_threads(threads)
-        cfg = run.config
-        figures = plot(metrics, cfg, run.dir) if cfg.figures else []
-        throughput = {k: round(float(v), 1) for k, v in metrics["speed"].items()}
-        notes = (
-            "Accuracies in %, AUC = normalised area under the accuracy-per-round curve. Single-threaded BLAS "
-            "and torch (the matrices are small). The IV of the active-learning runs is the tree-regressed IV "
-            "recomputed every round. Paper values are read in Tables 1, 2 and 8; the others have none."
-        )
-        return run.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)
+    # Small matrices: on a few shared cores, BLAS/torch threads only contend (measured 35x slower on a busy
+    # 2-core machine); a large machine (the full preset's GPU box) keeps its threads for the 2,570-d solves.
+    one = (os.cpu_count() or 1) <= 4
+    threads = torch.get_num_threads()
+    if one:
+        torch.set_num_threads(1)
+    try:
+        with threadpool_limits(limits=1 if one else None):
+            metrics = measure(run.config, run)
+    finally:
+        torch.set_num_threads(threads)
+    cfg = run.config
+    figures = plot(metrics, cfg, run.dir) if cfg.figures else []
+    throughput = {k: round(float(v), 1) for k, v in metrics["speed"].items()}
+    notes = (
+        "Accuracies in %, AUC = normalised area under the accuracy-per-round curve. Single-threaded BLAS "
+        "and torch (the matrices are small). The IV of the active-learning runs is the tree-regressed IV "
+        "recomputed every round. Paper values are read in Tables 1, 2 and 8; the others have none."
+    )
+    return run.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)

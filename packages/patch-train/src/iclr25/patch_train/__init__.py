@@ -8,62 +8,52 @@ Modules: `config` (presets, validated), `patch` (Eqs. 1-2, cost, models), `plan`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="patch-train",
-    title="Beyond Next Token Prediction: Patch-Level Training for Large Language Models",
-    authors="Chenze Shao, Fandong Meng, Jie Zhou",
-    arxiv="2407.12665",
-    code="shaochenze/PatchTrain",
-    cli="iclr25.patch_train.cli:main",
-    reproduce="iclr25.patch_train.reproduce:run",
-    summary="Train an LLM first on patches of K averaged token embeddings with a next-patch loss, then on tokens, at about half the cost.",
-    scales=("ci", "quick", "full", "full-125m"),
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS: dict[str, str] = {  # public name -> submodule
-    "training_cost": "patch",
-    "patchify": "patch",
-    "patch_position_ids": "patch",
-    "patch_lm_loss": "patch",
-    "token_lm_loss": "patch",
-    "patch_forward": "patch",
-    "make_llama": "patch",
-    "MODEL_SIZES": "config",
-    "flops_per_position": "patch",
-    "StagePlan": "plan",
-    "plan_two_stage": "plan",
-    "plan_token_only": "plan",
-    "plan_flops": "plan",
-    "hf_cosine_lr": "plan",
-    "comparison_plans": "baselines",
-    "OptimConfig": "train",
-    "train_stage": "train",
-    "train_two_stage": "train",
-    "StageModule": "lit",
-    "evaluate_nll": "evaluate",
-    "load_mc_task": "evaluate",
-    "score_multiple_choice": "evaluate",
-    "ByteTokenizer": "data",
-    "HFTokenizer": "data",
-    "train_bpe": "data",
-    "TokenStream": "data",
-    "load_jsonl_texts": "data",
-    "load_wikitext_document_level": "data",
-    "load_wikitext_raw": "data",
-    "split_long_documents": "data",
-    "stdlib_texts": "data",
-    "shakespeare_texts": "data",
-    "topic_phrase_texts": "data",
-    "encode_documents": "data",
-    "pack_blocks": "data",
-    "Config": "config",
-    "PRESETS": "config",
-    "TrainConfig": "config",
-    "run": "reproduce",
-}
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.patch_train.baselines import comparison_plans
+    from iclr25.patch_train.config import MODEL_SIZES
+    from iclr25.patch_train.config import PRESETS
+    from iclr25.patch_train.config import Config
+    from iclr25.patch_train.config import TrainConfig
+    from iclr25.patch_train.data import ByteTokenizer
+    from iclr25.patch_train.data import HFTokenizer
+    from iclr25.patch_train.data import TokenStream
+    from iclr25.patch_train.data import encode_documents
+    from iclr25.patch_train.data import load_jsonl_texts
+    from iclr25.patch_train.data import load_wikitext_document_level
+    from iclr25.patch_train.data import load_wikitext_raw
+    from iclr25.patch_train.data import pack_blocks
+    from iclr25.patch_train.data import shakespeare_texts
+    from iclr25.patch_train.data import split_long_documents
+    from iclr25.patch_train.data import stdlib_texts
+    from iclr25.patch_train.data import topic_phrase_texts
+    from iclr25.patch_train.data import train_bpe
+    from iclr25.patch_train.evaluate import evaluate_nll
+    from iclr25.patch_train.evaluate import load_mc_task
+    from iclr25.patch_train.evaluate import score_multiple_choice
+    from iclr25.patch_train.lit import StageModule
+    from iclr25.patch_train.patch import flops_per_position
+    from iclr25.patch_train.patch import make_llama
+    from iclr25.patch_train.patch import patch_forward
+    from iclr25.patch_train.patch import patch_lm_loss
+    from iclr25.patch_train.patch import patch_position_ids
+    from iclr25.patch_train.patch import patchify
+    from iclr25.patch_train.patch import token_lm_loss
+    from iclr25.patch_train.patch import training_cost
+    from iclr25.patch_train.plan import StagePlan
+    from iclr25.patch_train.plan import hf_cosine_lr
+    from iclr25.patch_train.plan import plan_flops
+    from iclr25.patch_train.plan import plan_token_only
+    from iclr25.patch_train.plan import plan_two_stage
+    from iclr25.patch_train.reproduce import run
+    from iclr25.patch_train.train import OptimConfig
+    from iclr25.patch_train.train import train_stage
+    from iclr25.patch_train.train import train_two_stage
 
-__all__ = ["PAPER", *sorted(_EXPORTS)]
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

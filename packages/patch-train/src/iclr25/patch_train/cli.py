@@ -17,15 +17,13 @@ from pathlib import Path
 
 from iclr25.patch_train.config import BUDGETS, PRESETS, STAGES, TrainConfig
 from iclr25.shared.cli import (
-    CliError,
     add_config_args,
     add_run_args,
     add_scale_out_args,
     check_verb_flags,
     config_from_args,
-    guarded,
     make_parser,
-    reproduce_command,
+    package_main,
     scale_out_from_args,
 )
 from iclr25.shared.progress import set_quiet
@@ -238,21 +236,7 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
-@guarded(PROG)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-patch-train`."""
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    if args.command == "reproduce":
-        return reproduce_command(SLUG, args, "iclr25.patch_train.reproduce:run", PRESETS)
-    if args.command == "cost":
-        return _cost(args)
-    if args.command == "train":
-        return _train(args)
-    if args.command == "eval":
-        return _eval(args)
-    if args.command == "tokenize":
-        return _tokenize(args)
-    raise CliError(f"unknown command {args.command!r}")
+main = package_main(PROG, _parser, {"cost": _cost, "train": _train, "eval": _eval, "tokenize": _tokenize})
 
 
 if __name__ == "__main__":

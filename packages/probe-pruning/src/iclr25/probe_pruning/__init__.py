@@ -9,56 +9,43 @@ Modules: `model` (LLaMA/OPT blocks, HF names), `hf_io`, `pruning` (the method), 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="probe-pruning",
-    title="Probe Pruning: Accelerating LLMs through Dynamic Pruning via Model-Probing",
-    authors="Qi Le, Enmao Diao, Ziyan Wang, Xinran Wang, Jie Ding, Li Yang, Ali Anwar",
-    arxiv="2502.15618",
-    code="Qi-Le1/Probe_Pruning",
-    cli="iclr25.probe_pruning.cli:main",
-    reproduce="iclr25.probe_pruning.reproduce:run",
-    summary=(
-        "Dynamic batch-wise structured pruning of LLMs: a residual-norm probe plus history picks heads and MLP "
-        "channels per batch (PPsp), then the batch runs on sliced weights; tiny byte-level LLaMA on CPU."
-    ),
-    scales=("ci", "quick", "full"),
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS: dict[str, str] = {
-    "ModelConfig": "model",
-    "TinyLlama": "model",
-    "TinyOPT": "model",
-    "LMOutput": "model",
-    "build_model": "model",
-    "from_hf_state_dict": "hf_io",
-    "from_pretrained_dir": "hf_io",
-    "from_transformers": "hf_io",
-    "save_pretrained": "hf_io",
-    "PPConfig": "pruning",
-    "ProbePruner": "pruning",
-    "adjusted_ratio": "pruning",
-    "keep_count": "pruning",
-    "select_probe": "pruning",
-    "importance_scaled_fusion": "pruning",
-    "ppsp_mlp_scores": "pruning",
-    "ppsp_head_scores": "pruning",
-    "collect_stats": "pruning",
-    "evaluate_ppl": "pruning",
-    "flops_report": "pruning",
-    "StaticPruner": "baselines",
-    "wanda_sp_scores": "baselines",
-    "flap_scores": "baselines",
-    "flap_global_ratios": "baselines",
-    "train_tiny": "training",
-    "load_wikitext": "data",
-    "load_c4_windows": "data",
-    "load_tokenizer": "data",
-    "Config": "config",
-    "PRESETS": "config",
-}
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.probe_pruning.baselines import StaticPruner
+    from iclr25.probe_pruning.baselines import flap_global_ratios
+    from iclr25.probe_pruning.baselines import flap_scores
+    from iclr25.probe_pruning.baselines import wanda_sp_scores
+    from iclr25.probe_pruning.config import PRESETS
+    from iclr25.probe_pruning.config import Config
+    from iclr25.probe_pruning.data import load_c4_windows
+    from iclr25.probe_pruning.data import load_tokenizer
+    from iclr25.probe_pruning.data import load_wikitext
+    from iclr25.probe_pruning.hf_io import from_hf_state_dict
+    from iclr25.probe_pruning.hf_io import from_pretrained_dir
+    from iclr25.probe_pruning.hf_io import from_transformers
+    from iclr25.probe_pruning.hf_io import save_pretrained
+    from iclr25.probe_pruning.model import LMOutput
+    from iclr25.probe_pruning.model import ModelConfig
+    from iclr25.probe_pruning.model import TinyLlama
+    from iclr25.probe_pruning.model import TinyOPT
+    from iclr25.probe_pruning.model import build_model
+    from iclr25.probe_pruning.pruning import PPConfig
+    from iclr25.probe_pruning.pruning import ProbePruner
+    from iclr25.probe_pruning.pruning import adjusted_ratio
+    from iclr25.probe_pruning.pruning import collect_stats
+    from iclr25.probe_pruning.pruning import evaluate_ppl
+    from iclr25.probe_pruning.pruning import flops_report
+    from iclr25.probe_pruning.pruning import importance_scaled_fusion
+    from iclr25.probe_pruning.pruning import keep_count
+    from iclr25.probe_pruning.pruning import ppsp_head_scores
+    from iclr25.probe_pruning.pruning import ppsp_mlp_scores
+    from iclr25.probe_pruning.pruning import select_probe
+    from iclr25.probe_pruning.training import train_tiny
 
-__all__ = ["PAPER", *sorted(_EXPORTS)]
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from iclr25.probe_pruning.config import PRESETS, PruneConfig, TrainConfig
@@ -22,9 +22,8 @@ from iclr25.shared.cli import (
     add_run_args,
     check_verb_flags,
     config_from_args,
-    guarded,
     make_parser,
-    reproduce_command,
+    package_main,
 )
 from iclr25.shared.run import DEVICES
 
@@ -158,15 +157,11 @@ def _prune(args: argparse.Namespace, command: str) -> int:
     return 0
 
 
-@guarded(PROG)
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `iclr25-probe-pruning`."""
-    args = build_parser().parse_args(argv)
-    if args.command == "reproduce":
-        return reproduce_command(SLUG, args, "iclr25.probe_pruning.reproduce:run", PRESETS)
-    if args.command == "train-tiny":
-        return _train(args)
-    return _prune(args, args.command)
+main = package_main(
+    PROG,
+    build_parser,
+    {"train-tiny": _train, "prune": partial(_prune, command="prune"), "eval": partial(_prune, command="eval")},
+)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from typing import Any
 
 from iclr25.probe_pruning.config import PRESETS, Config
 from iclr25.shared.results import Claim, Report
-from iclr25.shared.run import start_run
+from iclr25.shared.run import Run, reproduction
 
 SLUG = "probe-pruning"
 PRUNED = ("wanda-sp", "flap", "pp", "fullbatch", "random", "inverted")
@@ -34,43 +34,35 @@ PAPER_TABLE2 = {
 }
 
 
-def run(
-    scale: str = "quick",
-    out: Any = None,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    wandb: str = "off",
-    overwrite: bool = False,
-    config: Config | None = None,
-) -> Report:
-    """Run the `scale` preset (or `config`), write results.json/report.md/figures into `out`, return the report."""
-    chosen = config if config is not None else PRESETS.get(scale)
-    if scale == "full" and chosen is not None and not (chosen.model_dir and chosen.wikitext and chosen.c4):
+def _check_full_files(scale: str, config: Config) -> None:
+    """The full preset needs local model and data files: refuse it before a run folder is made."""
+    if scale == "full" and not (config.model_dir and config.wikitext and config.c4):
         raise ValueError(
             "the full preset needs local files: model_dir=<HF LLaMA/OPT folder> wikitext=<wiki.test.raw> "
             "c4=<c4 json.gz shard> (see the README)"
         )
-    with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
-    ) as r:
-        cfg: Config = r.config
-        if cfg.model_dir:
-            metrics, throughput, figures = _measure_full(cfg, r)
-            notes = "Full preset: a local HF checkpoint, WikiText2 test windows, C4 calibration windows."
-        else:
-            from contextlib import nullcontext
 
-            from iclr25.shared.device import torch_threads
 
-            # the tiny model's small matrices run fastest on one thread per process (seeds train in parallel)
-            with torch_threads(1) if r.device == "cpu" else nullcontext():
-                metrics, throughput, figures = _measure_tiny(cfg, r)
-            notes = (
-                "Tiny byte-level LLaMA trained here; domain A = English prose (Python docs topics), domain B = "
-                "Python standard-library source. PPL = exp(mean batch loss). Probe FLOPs are analytic."
-            )
-        return r.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)
+@reproduction(SLUG, PRESETS, check=_check_full_files)
+def run(r: Run) -> Report:
+    """Run the `scale` preset (or `config`), write results.json/report.md/figures into `out`, return the report."""
+    cfg: Config = r.config
+    if cfg.model_dir:
+        metrics, throughput, figures = _measure_full(cfg, r)
+        notes = "Full preset: a local HF checkpoint, WikiText2 test windows, C4 calibration windows."
+    else:
+        from contextlib import nullcontext
+
+        from iclr25.shared.device import torch_threads
+
+        # the tiny model's small matrices run fastest on one thread per process (seeds train in parallel)
+        with torch_threads(1) if r.device == "cpu" else nullcontext():
+            metrics, throughput, figures = _measure_tiny(cfg, r)
+        notes = (
+            "Tiny byte-level LLaMA trained here; domain A = English prose (Python docs topics), domain B = "
+            "Python standard-library source. PPL = exp(mean batch loss). Probe FLOPs are analytic."
+        )
+    return r.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)
 
 
 # ------------------------------------------------------------------------------------------------ helpers

@@ -9,10 +9,9 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
-from iclr25.shared.cli import CliError, add_run_args, guarded, make_parser, reproduce_command
+from iclr25.shared.cli import CliError, add_run_args, make_parser, package_main
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder
 
@@ -58,19 +57,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@guarded(PROG)
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `iclr25-sa-gfn`."""
-    args = build_parser().parse_args(argv)
-    if args.command == "reproduce":
-        from iclr25.sa_gfn.config import PRESETS
-
-        return reproduce_command("sa-gfn", args, "iclr25.sa_gfn.reproduce:run", PRESETS)
-    if args.command == "train":
-        return _train(args)
-    return _eval(args)
-
-
 def _train(args: argparse.Namespace) -> int:
     if args.ndim * args.height > 4096 or args.height**args.ndim > 2_000_000:
         raise CliError(f"grid {args.ndim}x{args.height} is too large for exact evaluation (at most 2e6 states)")
@@ -112,6 +98,9 @@ def _eval(args: argparse.Namespace) -> int:
         report = Report.read(args.run_dir)
     print(claims_table(report.claims))
     return 1 if report.failed_gated else 0
+
+
+main = package_main(PROG, build_parser, {"train": _train, "eval": _eval})
 
 
 if __name__ == "__main__":

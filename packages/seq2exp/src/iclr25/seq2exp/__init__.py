@@ -7,54 +7,43 @@ Public names are exported lazily: importing this package does not import torch.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="seq2exp",
-    title="Learning to Discover Regulatory Elements for Gene Expression Prediction",
-    authors="Xingyu Su, Haiyang Yu, Degui Zhi, Shuiwang Ji",
-    arxiv="2502.13991",
-    code="divelab/AIRS",
-    cli="iclr25.seq2exp.cli:main",
-    reproduce="iclr25.seq2exp.reproduce:run",
-    scales=("ci", "quick", "full"),
-    summary="A learned Beta mask over bases (sequence generator + fixed signal prior + KL bottleneck) selects the "
-    "regulatory elements a gene-expression predictor reads.",
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS: dict[str, str] = {  # public name -> submodule
-    "GeneWindowDataset": "data",
-    "generate_planted_dataset": "data",
-    "save_dataset": "data",
-    "load_dataset": "data",
-    "Fasta": "data",
-    "SignalBeta": "seq2exp",
-    "BetaMaskGenerator": "seq2exp",
-    "Seq2Exp": "seq2exp",
-    "beta_kl": "seq2exp",
-    "seq2exp_loss": "seq2exp",
-    "Seq2ExpConfig": "config",
-    "Config": "config",
-    "PRESETS": "config",
-    "call_peaks_macs_style": "peaks",
-    "read_bed": "peaks",
-    "write_bed": "peaks",
-    "BaselineSeqOnly": "baselines",
-    "BaselineSeqSignal": "baselines",
-    "MaskedPredictor": "baselines",
-    "BiMamba": "backbones",
-    "DilatedCNN": "backbones",
-    "BiGRU": "backbones",
-    "selective_scan": "backbones",
-    "mask_metrics": "metrics",
-    "regression_metrics": "metrics",
-    "top_fraction_mask": "metrics",
-    "fit": "training",
-    "predict": "training",
-    "build_model": "training",
-    "train_and_test": "training",
-}
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.seq2exp.backbones import BiGRU
+    from iclr25.seq2exp.backbones import BiMamba
+    from iclr25.seq2exp.backbones import DilatedCNN
+    from iclr25.seq2exp.backbones import selective_scan
+    from iclr25.seq2exp.baselines import BaselineSeqOnly
+    from iclr25.seq2exp.baselines import BaselineSeqSignal
+    from iclr25.seq2exp.baselines import MaskedPredictor
+    from iclr25.seq2exp.config import PRESETS
+    from iclr25.seq2exp.config import Config
+    from iclr25.seq2exp.config import Seq2ExpConfig
+    from iclr25.seq2exp.data import Fasta
+    from iclr25.seq2exp.data import GeneWindowDataset
+    from iclr25.seq2exp.data import generate_planted_dataset
+    from iclr25.seq2exp.data import load_dataset
+    from iclr25.seq2exp.data import save_dataset
+    from iclr25.seq2exp.metrics import mask_metrics
+    from iclr25.seq2exp.metrics import regression_metrics
+    from iclr25.seq2exp.metrics import top_fraction_mask
+    from iclr25.seq2exp.peaks import call_peaks_macs_style
+    from iclr25.seq2exp.peaks import read_bed
+    from iclr25.seq2exp.peaks import write_bed
+    from iclr25.seq2exp.seq2exp import BetaMaskGenerator
+    from iclr25.seq2exp.seq2exp import Seq2Exp
+    from iclr25.seq2exp.seq2exp import SignalBeta
+    from iclr25.seq2exp.seq2exp import beta_kl
+    from iclr25.seq2exp.seq2exp import seq2exp_loss
+    from iclr25.seq2exp.training import build_model
+    from iclr25.seq2exp.training import fit
+    from iclr25.seq2exp.training import predict
+    from iclr25.seq2exp.training import train_and_test
 
-__all__ = ["PAPER", *sorted(_EXPORTS)]
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

@@ -9,10 +9,15 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
-from iclr25.shared.cli import CliError, add_run_args, check_verb_flags, guarded, make_parser, reproduce_command
+from iclr25.shared.cli import (
+    CliError,
+    add_run_args,
+    check_verb_flags,
+    make_parser,
+    package_main,
+)
 from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
 
 PROG = "iclr25-seq2exp"
@@ -106,19 +111,6 @@ def _check_out_file(path: Path, overwrite: bool) -> None:
         raise CliError(f"{path} exists; pass --overwrite to replace it or choose another --out")
     if not path.parent.is_dir():
         raise CliError(f"{path.parent} is not a folder; choose another --out")
-
-
-@guarded(PROG)
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `iclr25-seq2exp`."""
-    args = build_parser().parse_args(argv)
-    if args.command == "reproduce":
-        from iclr25.seq2exp.config import PRESETS
-
-        return reproduce_command(SLUG, args, "iclr25.seq2exp.reproduce:run", PRESETS)
-    return {"generate": _generate, "train": _train, "eval": _eval, "call-peaks": _call_peaks, "mask": _mask}[
-        args.command
-    ](args)
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -323,6 +315,13 @@ def _mask(args: argparse.Namespace) -> int:
                 count += 1
     print(f"{count} masked-in intervals over {len(out['mask'])} windows written to {args.out}")
     return 0
+
+
+main = package_main(
+    PROG,
+    build_parser,
+    {"generate": _generate, "train": _train, "eval": _eval, "call-peaks": _call_peaks, "mask": _mask},
+)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import numpy as np
 from iclr25.seq2exp.config import PRESETS, Config, Seq2ExpConfig
 from iclr25.seq2exp.training import model_config, train_and_test
 from iclr25.shared.results import Claim, Report
-from iclr25.shared.run import Run, start_run
+from iclr25.shared.run import Run, reproduction
 
 SLUG = "seq2exp"
 PAPER_K562_MSE = {"seq-signal": 0.1959, "seq2exp-soft": 0.1856, "seq2exp-hard": 0.1863, "macs-mask": 0.2195}
@@ -344,31 +344,20 @@ def claims(metrics: dict[str, Any], cfg: Config) -> list[Claim]:
     return out
 
 
-def run(
-    scale: str = "quick",
-    out: str | Path | None = None,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    wandb: str = "off",
-    overwrite: bool = False,
-    config: Config | None = None,
-) -> Report:
+@reproduction(SLUG, PRESETS)
+def run(r: Run) -> Report:
     """Run the reproduction at `scale` (ci / quick / full) and write results.json + report.md into `out`."""
-    with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
-    ) as r:
-        cfg = r.config
-        metrics = measure(cfg, r)
-        s = metrics["summary"]
-        figures = _figures(metrics, cfg, r.dir)
-        bps = {f"{k.split('/')[0]}_train_bases_per_s": v for k, v in s.items() if k.endswith("/bases_per_s")}
-        notes = (
-            f"planted data (spec §6a): N={cfg.n_genes}, L={cfg.length}, {cfg.seeds} seed(s), backbone {cfg.backbone} "
-            f"d={cfg.d}, {cfg.epochs} epochs, batch {cfg.batch_size}; c={cfg.prior_scale}; truth={cfg.truth}; "
-            f"learned-model claims {'gated' if cfg.learned_gates else 'reported (provisional, see README)'}"
-        )
-        return r.report(claims(metrics, cfg), metrics, throughput=bps, figures=figures, notes=notes)
+    cfg = r.config
+    metrics = measure(cfg, r)
+    s = metrics["summary"]
+    figures = _figures(metrics, cfg, r.dir)
+    bps = {f"{k.split('/')[0]}_train_bases_per_s": v for k, v in s.items() if k.endswith("/bases_per_s")}
+    notes = (
+        f"planted data (spec §6a): N={cfg.n_genes}, L={cfg.length}, {cfg.seeds} seed(s), backbone {cfg.backbone} "
+        f"d={cfg.d}, {cfg.epochs} epochs, batch {cfg.batch_size}; c={cfg.prior_scale}; truth={cfg.truth}; "
+        f"learned-model claims {'gated' if cfg.learned_gates else 'reported (provisional, see README)'}"
+    )
+    return r.report(claims(metrics, cfg), metrics, throughput=bps, figures=figures, notes=notes)
 
 
 def _figures(metrics: dict[str, Any], cfg: Config, folder: Path) -> list[str]:

@@ -8,71 +8,60 @@ Public names are exported lazily: importing this package imports neither numpy n
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="siu-bioactivity",
-    title="Redefining the Task of Bioactivity Prediction",
-    authors="Yanwen Huang, Bowen Gao, Yinjun Jia, Hongbo Ma, Wei-Ying Ma, Ya-Qin Zhang, Yanyan Lan",
-    arxiv="2406.08961",
-    code="bowen-gao/SIU",
-    cli="iclr25.siu_bioactivity.cli:main",
-    reproduce="iclr25.siu_bioactivity.reproduce:run",
-    summary="Bioactivity prediction evaluated within each pocket (Pearson*/Spearman*), which a pocket-only model "
-    "cannot game; SIU's formats, the 2-of-3 docking vote and a generated SIU-like study.",
-    scales=("ci", "quick", "full"),
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS: dict[str, str] = {  # public name -> submodule
-    "SIURecord": "formats",
-    "LABEL_TYPES": "formats",
-    "UNIMOL_ORDER": "formats",
-    "ATOM3D_ORDER": "formats",
-    "read_unimol_lmdb": "formats",
-    "write_unimol_lmdb": "formats",
-    "read_atom3d_lmdb": "formats",
-    "write_atom3d_lmdb": "formats",
-    "to_atom3d_item": "formats",
-    "atom3d_to_record": "formats",
-    "read_final_dic": "formats",
-    "write_final_dic": "formats",
-    "label_vector": "formats",
-    "label_dict": "formats",
-    "convert_order": "formats",
-    "parse_source": "formats",
-    "pocket_element": "formats",
-    "ligand_element": "formats",
-    "per_pocket_correlation": "metrics",
-    "per_pocket_values": "metrics",
-    "pooled_correlation": "metrics",
-    "evaluate_bioactivity": "metrics",
-    "masked_mse": "metrics",
-    "rmsd": "vote",
-    "majority_vote": "vote",
-    "vote_batch": "vote",
-    "VoteResult": "vote",
-    "DockingProgram": "vote",
-    "SimulatedDocking": "vote",
-    "VinaDocking": "vote",
-    "sequence_identity": "splits",
-    "split_by_protein_identity": "splits",
-    "tanimoto": "splits",
-    "dedup_by_tanimoto": "splits",
-    "generate_siu_like": "data",
-    "make_world": "data",
-    "ComplexSet": "data",
-    "ComplexFeaturizer": "baselines",
-    "PocketOnlyModel": "baselines",
-    "PocketLigandModel": "baselines",
-    "LigandOnlyModel": "baselines",
-    "RidgeHeads": "baselines",
-    "MLPHeads": "baselines",
-    "DualEncoder": "networks",
-    "DenseGCN": "networks",
-    "Config": "config",
-    "PRESETS": "config",
-}
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.siu_bioactivity.baselines import ComplexFeaturizer
+    from iclr25.siu_bioactivity.baselines import LigandOnlyModel
+    from iclr25.siu_bioactivity.baselines import MLPHeads
+    from iclr25.siu_bioactivity.baselines import PocketLigandModel
+    from iclr25.siu_bioactivity.baselines import PocketOnlyModel
+    from iclr25.siu_bioactivity.baselines import RidgeHeads
+    from iclr25.siu_bioactivity.config import PRESETS
+    from iclr25.siu_bioactivity.config import Config
+    from iclr25.siu_bioactivity.data import ComplexSet
+    from iclr25.siu_bioactivity.data import generate_siu_like
+    from iclr25.siu_bioactivity.data import make_world
+    from iclr25.siu_bioactivity.formats import ATOM3D_ORDER
+    from iclr25.siu_bioactivity.formats import LABEL_TYPES
+    from iclr25.siu_bioactivity.formats import UNIMOL_ORDER
+    from iclr25.siu_bioactivity.formats import SIURecord
+    from iclr25.siu_bioactivity.formats import atom3d_to_record
+    from iclr25.siu_bioactivity.formats import convert_order
+    from iclr25.siu_bioactivity.formats import label_dict
+    from iclr25.siu_bioactivity.formats import label_vector
+    from iclr25.siu_bioactivity.formats import ligand_element
+    from iclr25.siu_bioactivity.formats import parse_source
+    from iclr25.siu_bioactivity.formats import pocket_element
+    from iclr25.siu_bioactivity.formats import read_atom3d_lmdb
+    from iclr25.siu_bioactivity.formats import read_final_dic
+    from iclr25.siu_bioactivity.formats import read_unimol_lmdb
+    from iclr25.siu_bioactivity.formats import to_atom3d_item
+    from iclr25.siu_bioactivity.formats import write_atom3d_lmdb
+    from iclr25.siu_bioactivity.formats import write_final_dic
+    from iclr25.siu_bioactivity.formats import write_unimol_lmdb
+    from iclr25.siu_bioactivity.metrics import evaluate_bioactivity
+    from iclr25.siu_bioactivity.metrics import masked_mse
+    from iclr25.siu_bioactivity.metrics import per_pocket_correlation
+    from iclr25.siu_bioactivity.metrics import per_pocket_values
+    from iclr25.siu_bioactivity.metrics import pooled_correlation
+    from iclr25.siu_bioactivity.networks import DenseGCN
+    from iclr25.siu_bioactivity.networks import DualEncoder
+    from iclr25.siu_bioactivity.splits import dedup_by_tanimoto
+    from iclr25.siu_bioactivity.splits import sequence_identity
+    from iclr25.siu_bioactivity.splits import split_by_protein_identity
+    from iclr25.siu_bioactivity.splits import tanimoto
+    from iclr25.siu_bioactivity.vote import DockingProgram
+    from iclr25.siu_bioactivity.vote import SimulatedDocking
+    from iclr25.siu_bioactivity.vote import VinaDocking
+    from iclr25.siu_bioactivity.vote import VoteResult
+    from iclr25.siu_bioactivity.vote import majority_vote
+    from iclr25.siu_bioactivity.vote import rmsd
+    from iclr25.siu_bioactivity.vote import vote_batch
 
-__all__ = ["PAPER", *sorted(_EXPORTS)]
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

@@ -13,8 +13,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from iclr25.shared.cli import CliError, add_run_args, check_verb_flags, guarded, make_parser, reproduce_command
-from iclr25.shared.progress import set_quiet
+from iclr25.shared.cli import (
+    CliError,
+    add_run_args,
+    check_verb_flags,
+    make_parser,
+    package_main,
+)
 from iclr25.shared.run import open_run_folder
 
 PROG = "iclr25-siu-bioactivity"
@@ -270,17 +275,7 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
-@guarded(PROG)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `iclr25-siu-bioactivity`."""
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    if args.command == "reproduce":
-        from iclr25.siu_bioactivity.config import PRESETS
-
-        return reproduce_command(SLUG, args, "iclr25.siu_bioactivity.reproduce:run", PRESETS)
-    set_quiet(getattr(args, "quiet", False))
-    verbs = {"generate": _generate, "vote": _vote, "train": _train, "eval": _eval}
-    return verbs[args.command](args)
+main = package_main(PROG, _parser, {"generate": _generate, "vote": _vote, "train": _train, "eval": _eval})
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from iclr25.shared.results import Claim, Report
-from iclr25.shared.run import Run, start_run
+from iclr25.shared.run import Run, reproduction
 from iclr25.siu_bioactivity.config import PRESETS, Config
 
 SLUG = "siu-bioactivity"
@@ -371,38 +371,27 @@ def _throughput(metrics: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def run(
-    scale: str = "quick",
-    out: str | Path | None = None,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    wandb: str = "off",
-    overwrite: bool = False,
-    config: Config | None = None,
-) -> Report:
+@reproduction(SLUG, PRESETS)
+def run(r: Run) -> Report:
     """Run the reproduction at `scale` ("ci", "quick" or "full"); `seed` shifts every seed of the preset."""
-    with start_run(
-        SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config
-    ) as r:
-        cfg = r.config
-        if seed:
-            from dataclasses import replace
+    cfg = r.config
+    if r.seed:
+        from dataclasses import replace
 
-            cfg = replace(cfg, seeds=tuple(s + seed for s in cfg.seeds))
-        if scale == "full" and not cfg.data_dir:
-            raise ValueError(
-                "the full preset reads the real SIU Uni-Mol LMDBs: pass data_dir=<folder with split_60/, split_90/>"
-            )
-        metrics = measure(cfg, r)
-        if cfg.data_dir:
-            from iclr25.siu_bioactivity.training import run_real
-
-            metrics["real"] = run_real(cfg, r.dir, r.device, seed, r.progress)
-        figures = [_figure(metrics, r.dir)] if cfg.figures else []
-        notes = (
-            "Generated data (spec §6a): the gates test a generator built to mirror the paper's diagnosis (pocket offsets "
-            "a pocket-only model can see, an additive interaction term only a complex model can see). Pearson* = "
-            "per-pocket Pearson averaged over pockets (NaN pockets dropped); 'nan0' counts them as 0."
+        cfg = replace(cfg, seeds=tuple(s + r.seed for s in cfg.seeds))
+    if r.scale == "full" and not cfg.data_dir:
+        raise ValueError(
+            "the full preset reads the real SIU Uni-Mol LMDBs: pass data_dir=<folder with split_60/, split_90/>"
         )
-        return r.report(claims(metrics, cfg), metrics, throughput=_throughput(metrics), figures=figures, notes=notes)
+    metrics = measure(cfg, r)
+    if cfg.data_dir:
+        from iclr25.siu_bioactivity.training import run_real
+
+        metrics["real"] = run_real(cfg, r.dir, r.device, r.seed, r.progress)
+    figures = [_figure(metrics, r.dir)] if cfg.figures else []
+    notes = (
+        "Generated data (spec §6a): the gates test a generator built to mirror the paper's diagnosis (pocket offsets "
+        "a pocket-only model can see, an additive interaction term only a complex model can see). Pearson* = "
+        "per-pocket Pearson averaged over pockets (NaN pockets dropped); 'nan0' counts them as 0."
+    )
+    return r.report(claims(metrics, cfg), metrics, throughput=_throughput(metrics), figures=figures, notes=notes)

@@ -7,49 +7,38 @@ Public names are exported lazily: importing this package does not import torch.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iclr25.shared.paper import Paper
 from iclr25.shared.run import lazy_exports
 
-PAPER = Paper(
-    slug="tsc-net",
-    title="TSC-Net: Trajectory-Scene-Cell Network for Pedestrian Trajectory Prediction",
-    authors="not found (official code: hubovc/TSC-Net)",
-    arxiv="not found",
-    code="hubovc/TSC-Net",
-    cli="iclr25.tsc_net.cli:main",
-    reproduce="iclr25.tsc_net.reproduce:run",
-    scales=("ci", "quick", "full"),
-    summary="Pedestrian trajectories and scene cells in one feature space; goals and steps by cell "
-    "classification + offset (CVAE over goal cells), rolled out over the scene.",
-)
+PAPER = Paper.load(__name__)
 
-_EXPORTS: dict[str, str] = {  # public name -> submodule
-    "GridSpec": "grid",
-    "SceneCrop": "scene",
-    "SceneCNN": "scene",
-    "crop_and_pad": "scene",
-    "TSCNet": "model",
-    "TSCConfig": "model",
-    "weighted_smooth_l1": "model",
-    "kl_normal": "model",
-    "ConstantVelocity": "baselines",
-    "GoalRegressionCVAE": "baselines",
-    "geodesic_exits": "baselines",
-    "min_ade_fde": "metrics",
-    "goal_min_fde": "metrics",
-    "obstacle_violation_rate": "metrics",
-    "load_ynet_pickle": "data",
-    "load_sgan_txt": "data",
-    "load_sdd_annotations": "data",
-    "load_semantic_mask": "data",
-    "load_dataset": "data",
-    "build_clips": "data",
-    "simulate_scenes": "data",
-    "write_ynet": "data",
-    "Clips": "data",
-    "train_model": "training",
-    "predict_clips": "training",
-}
+if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
+    from iclr25.tsc_net.baselines import ConstantVelocity
+    from iclr25.tsc_net.baselines import GoalRegressionCVAE
+    from iclr25.tsc_net.baselines import geodesic_exits
+    from iclr25.tsc_net.data import Clips
+    from iclr25.tsc_net.data import build_clips
+    from iclr25.tsc_net.data import load_dataset
+    from iclr25.tsc_net.data import load_sdd_annotations
+    from iclr25.tsc_net.data import load_semantic_mask
+    from iclr25.tsc_net.data import load_sgan_txt
+    from iclr25.tsc_net.data import load_ynet_pickle
+    from iclr25.tsc_net.data import simulate_scenes
+    from iclr25.tsc_net.data import write_ynet
+    from iclr25.tsc_net.grid import GridSpec
+    from iclr25.tsc_net.metrics import goal_min_fde
+    from iclr25.tsc_net.metrics import min_ade_fde
+    from iclr25.tsc_net.metrics import obstacle_violation_rate
+    from iclr25.tsc_net.model import TSCConfig
+    from iclr25.tsc_net.model import TSCNet
+    from iclr25.tsc_net.model import kl_normal
+    from iclr25.tsc_net.model import weighted_smooth_l1
+    from iclr25.tsc_net.scene import SceneCNN
+    from iclr25.tsc_net.scene import SceneCrop
+    from iclr25.tsc_net.scene import crop_and_pad
+    from iclr25.tsc_net.training import predict_clips
+    from iclr25.tsc_net.training import train_model
 
-__all__ = ["PAPER", *sorted(_EXPORTS)]
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 from iclr25.shared.cli import (
@@ -18,9 +17,8 @@ from iclr25.shared.cli import (
     add_run_args,
     check_verb_flags,
     config_from_args,
-    guarded,
     make_parser,
-    reproduce_command,
+    package_main,
 )
 from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
 
@@ -68,17 +66,6 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--max-peds", type=int, default=240, help="evaluate the first whole clips up to this many")
         _common(p, "run folder for the outputs" + (" (default: runs/tsc-net/predict-...)" if name == "predict" else ""))
     return parser
-
-
-@guarded(PROG)
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `iclr25-tsc-net`."""
-    args = build_parser().parse_args(argv)
-    if args.command == "reproduce":
-        from iclr25.tsc_net.config import PRESETS
-
-        return reproduce_command(SLUG, args, "iclr25.tsc_net.reproduce:run", PRESETS)
-    return {"simulate": _simulate, "train": _train, "predict": _predict, "eval": _eval}[args.command](args)
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -160,6 +147,9 @@ def _eval(args: argparse.Namespace) -> int:
             f"{subset:10s} " + "  ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items())
         )
     return 0
+
+
+main = package_main(PROG, build_parser, {"simulate": _simulate, "train": _train, "predict": _predict, "eval": _eval})
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from iclr25.shared.results import Claim, Report
-from iclr25.shared.run import start_run
+from iclr25.shared.run import Run, reproduction
 from iclr25.tsc_net.config import PRESETS, Config
 from iclr25.tsc_net.workflows import arch_config, cap_clips, plot_samples
 
@@ -162,32 +162,25 @@ def claims(metrics: dict[str, Any], cfg: Config) -> list[Claim]:
     return out
 
 
-def run(
-    scale: str = "quick",
-    out: str | Path | None = None,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    wandb: str = "off",
-    overwrite: bool = False,
-    config: Config | None = None,
-) -> Report:
-    """Run the `scale` preset (ci, quick, benchmark, full) into `out`; returns the Report with its claims."""
-    wanted = config if config is not None else PRESETS.get(scale)
-    if wanted is not None and wanted.dataset != "sim":  # refused before a run folder is made
+def _check_dataset(scale: str, config: Config) -> None:
+    """Refuse a real-data preset before a run folder is made: only the simulated scenes are built."""
+    if config.dataset != "sim":
         raise ValueError(
-            f"dataset={wanted.dataset}: the real-data reproduction is not built yet; use `train --data` with the "
+            f"dataset={config.dataset}: the real-data reproduction is not built yet; use `train --data` with the "
             "loaders (see README, Not done)"
         )
-    with start_run(SLUG, scale, PRESETS, out=out, seed=seed, device=device, wandb=wandb, overwrite=overwrite,
-                   config=config) as r:  # fmt: skip
-        cfg = r.config
-        metrics, throughput, figures = measure(cfg, r)
-        notes = (
-            "Simulated scenes (spec §6a); numbers in pixels. The paper's tables were not found: no paper values. "
-            "CPU, torch threads = config.threads."
-        )
-        return r.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)
+
+
+@reproduction(SLUG, PRESETS, check=_check_dataset)
+def run(r: Run) -> Report:
+    """Run the `scale` preset (ci, quick, benchmark, full) into `out`; returns the Report with its claims."""
+    cfg = r.config
+    metrics, throughput, figures = measure(cfg, r)
+    notes = (
+        "Simulated scenes (spec §6a); numbers in pixels. The paper's tables were not found: no paper values. "
+        "CPU, torch threads = config.threads."
+    )
+    return r.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)
 
 
 __all__ = ["claims", "measure", "run"]
