@@ -21,9 +21,16 @@ def test_tiny_run_writes_report(tmp_path):
         gru_hidden=8,
         gru_epochs=1,
         gru_batch=512,
-        gru_hbp_ks=(0, 10),
-        gru_fpi_ks=(10,),
+        gru_hbp_ks=(0, 2, 10),
+        gru_fpi_ks=(2, 10),
         fidelity_batch=16,
+        seeds=1,
+        mlp_ks=(0, 4),
+        lm_hidden=8,
+        lm_length=8,
+        lm_batch=4,
+        lm_steps=3,
+        lm_valid_windows=4,
     )
     report = run("quick", tmp_path / "r", config=config)
     again = Report.read(tmp_path / "r")
@@ -31,11 +38,13 @@ def test_tiny_run_writes_report(tmp_path):
     names = {c.name for c in report.claims}
     assert {"cosine_k0_below_0.9", "cosine_kL_exact", "gru_hbp_k10_beats_fpi", "mlp_hbp_k4_matches_bp"} <= names
     assert report.claim("cosine_kL_exact").holds  # exact at k = L whatever the size
-    assert "gru_bptt_ms_per_step" in report.throughput
+    assert "gru_bptt_ms_per_step" in report.throughput and "lm_gru_hbp_k2_ms_per_step" in report.throughput
+    assert {"gru_hbp_beats_fpi_every_k", "gru_hbp_k10_near_bptt_every_seed", "lm_gru_hbp_k2_beats_fpi"} <= names
+    assert len(report.metrics["gru"]["gap_hbp_k10_to_bptt"]["per_seed"]) == 1
     assert (tmp_path / "r" / "fidelity_cosine.png").is_file()
     with pytest.raises(FileExistsError, match="already holds a complete run"):
         run("quick", tmp_path / "r", config=config)
-    lean = dataclasses.replace(config, mlp=False, fidelity_fpi=False, gru_bptt=False, figures=False)
+    lean = dataclasses.replace(config, mlp=False, fidelity_fpi=False, gru_bptt=False, lm=False, figures=False)
     names = {c.name for c in run("ci", tmp_path / "lean", config=lean).claims}
     assert "gru_hbp_k10_beats_fpi" in names and "gru_hbp_k10_near_bptt" not in names
 
@@ -66,6 +75,24 @@ def test_claims_fail_on_a_broken_measurement():
     assert failed == {"cosine_k0_below_0.9", "gru_hbp_k10_beats_fpi"}
 
 
+def test_gate_fails_when_the_method_is_broken(tmp_path, monkeypatch):
+    """A Highway-BP that silently returns the exact gradient (k replaced by L) fails the gated claims."""
+    from iclr25.highway_bp import highway, rnn
+
+    def exact(e, K, vjp, k, mode="identity", parallel=True, _real=highway.highway_iterate):
+        return _real(e, K, vjp, e.shape[0] - 1, mode, parallel=parallel)
+
+    monkeypatch.setattr(highway, "highway_iterate", exact)
+    monkeypatch.setattr(rnn, "highway_iterate", exact)
+    tiny = dataclasses.replace(
+        PRESETS["ci"], mlp_depth=6, mlp_width=8, mlp_hidden=8, mlp_epochs=1, mlp_batch=512, fidelity_batch=16
+    )
+    tiny = dataclasses.replace(tiny, gru_hidden=8, gru_epochs=1, gru_batch=512)
+    report = run("ci", tmp_path / "broken", config=tiny)
+    failed = {c.name for c in report.failed_gated}
+    assert {"cosine_k0_below_0.9", "gru_hbp_k10_beats_fpi"} <= failed
+
+
 @pytest.mark.claims
 def test_ci_claims(tmp_path):
     report = run("ci", tmp_path / "ci")
@@ -77,4 +104,6 @@ def test_ci_claims(tmp_path):
     assert abs(cos_kL - 1.0) <= 1e-10
     gap = report.claim("gru_hbp_k10_beats_fpi").ours
     assert gap >= 0.08, f"HBP(k=10) - FPI(k=10) accuracy = {gap:.3f} < 0.08"
+    assert report.claim("mlp_hbp_k4_matches_bp").ours >= -0.02
+    assert report.claim("mlp_hbp_k0_reasonable").ours >= 0.85
     assert not report.failed_gated
