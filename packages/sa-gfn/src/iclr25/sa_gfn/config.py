@@ -34,7 +34,9 @@ class Config:
     n_sibling: int = 16  # spec §3.3 (third-party default)
     n_behavior: int = 8
     n_mix: int = 8  # Behavior batch = first 8 sibling + 8 own trajectories
-    intrinsic_scale: float = 1.0  # c (spec §3.2)
+    intrinsic_scale: float = 1.0  # c (spec §3.2); chosen by the README's rule from the intrinsic-scale study
+    rnd_normalize: str = "std"  # none (raw c * e, spec) | std | mean; chosen with intrinsic_scale
+    sparse_seed: int = 1000  # first seed of the sparse claim: the gate seeds, never used to choose a default
     sibling_reward: str = "terminal_logsumexp"  # project default (spec §3.2 form 1)
     objective: str = "tb"
     equal_budget: bool = True  # also run TB with batch n_sibling + n_behavior (reported)
@@ -46,6 +48,11 @@ class Config:
     correctness_R0: float = 0.1
     correctness_objectives: tuple[str, ...] = ("tb", "db", "subtb")
     correctness_sagfn: bool = True
+    # decoupling test: SA-GFN whose Sibling chases a frozen novelty bonus (c * e / running mean, RND never stepped),
+    # and the coupled ablation (the Behavior keeps the Sibling's reward); same grid and iterations as correctness
+    decoupling: bool = True
+    decoupling_scale: float = 2.0
+    sibling_tv_min: float = 0.2  # the Sibling must stay at least this far (TV) from R/Z
     l1_bound: float = 2e-3
     # full-scale sweep (reported): "DxH:reward:R0" grids, methods, iterations; bit-sequence iterations
     grids: tuple[str, ...] = ()
@@ -69,6 +76,9 @@ class Config:
             check_int_at_least(name, getattr(self, name), 0)
         check_positive("eps", self.eps)
         check_nonnegative("intrinsic_scale", self.intrinsic_scale)
+        check_int_at_least("sparse_seed", self.sparse_seed, 0)
+        check_positive("decoupling_scale", self.decoupling_scale)
+        check_probability("sibling_tv_min", self.sibling_tv_min)
         check_probability("capture_threshold", self.capture_threshold)
         check_positive("correctness_R0", self.correctness_R0)
         check_positive("l1_bound", self.l1_bound)
@@ -77,6 +87,7 @@ class Config:
         checks = (
             ("sibling_reward", (self.sibling_reward,), ("terminal_logsumexp", "gafn_terminal", "gafn_edge")),
             ("objective", (self.objective,), ("tb", "db", "subtb")),
+            ("rnd_normalize", (self.rnd_normalize,), ("none", "std", "mean")),
             ("correctness_objectives", self.correctness_objectives, ("tb", "db", "subtb")),
             ("baselines", self.baselines, ("tb-rnd", "gafn")),
             ("sweep_methods", self.sweep_methods, ("tb", "db", "subtb", "tb-rnd", "gafn", "sagfn")),

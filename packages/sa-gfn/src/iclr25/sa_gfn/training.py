@@ -8,6 +8,7 @@ SA-GFN also the Sibling's exact TV and the RND novelty's effective weight.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +39,42 @@ def build_method(method: str, env, **kw: Any):
     if method == "sagfn":
         return SAGFN(env, **kw)
     raise ValueError(f"method must be one of {method_names()}, got {method!r}")
+
+
+def method_options(
+    method: str,
+    objective: str = "tb",
+    intrinsic_scale: float | None = None,
+    sibling_reward: str = "terminal_logsumexp",
+    rnd_normalize: str | None = None,
+) -> dict[str, Any]:
+    """Validated keyword arguments of `build_method` for the options a method takes (ValueError otherwise)."""
+    from iclr25.sa_gfn.intrinsic import NORMALIZATIONS
+    from iclr25.sa_gfn.sagfn import OBJECTIVES, SIBLING_REWARDS
+
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}; got {objective!r}")
+    if sibling_reward not in SIBLING_REWARDS:
+        raise ValueError(f"sibling_reward must be one of {', '.join(SIBLING_REWARDS)}; got {sibling_reward!r}")
+    if rnd_normalize is not None and rnd_normalize not in NORMALIZATIONS:
+        raise ValueError(f"rnd_normalize must be one of {', '.join(NORMALIZATIONS)}; got {rnd_normalize!r}")
+    if intrinsic_scale is not None and not (intrinsic_scale >= 0 and math.isfinite(intrinsic_scale)):
+        raise ValueError(f"intrinsic_scale must be a finite number >= 0; got {intrinsic_scale}")
+    kw: dict[str, Any] = {}
+    if method == "sagfn":
+        kw |= dict(objective=objective, sibling_reward=sibling_reward)
+        if sibling_reward == "gafn_edge" and objective != "tb":
+            raise ValueError("sibling_reward='gafn_edge' needs objective='tb'")
+    elif objective != "tb" or sibling_reward != "terminal_logsumexp":
+        raise ValueError(f"objective and sibling_reward are SA-GFN options; method {method!r} does not take them")
+    if intrinsic_scale is not None or rnd_normalize is not None:
+        if method not in ("sagfn", "tb-rnd", "gafn"):
+            raise ValueError(f"intrinsic_scale and rnd_normalize need a method with a novelty bonus, not {method!r}")
+        if intrinsic_scale is not None:
+            kw["intrinsic_scale"] = intrinsic_scale
+        if rnd_normalize is not None:
+            kw["rnd_normalize"] = rnd_normalize
+    return kw
 
 
 def evaluate(env, trainer) -> dict[str, float]:
@@ -117,13 +154,21 @@ def train(
     iters: int = 800,
     hidden: int = 128,
     eval_every: int = 100,
+    objective: str = "tb",
+    intrinsic_scale: float | None = None,
+    sibling_reward: str = "terminal_logsumexp",
+    rnd_normalize: str | None = None,
     out: str | Path | None = None,
     seed: int = 0,
     device: str = "auto",
     wandb: str = "off",
     overwrite: bool = False,
 ) -> dict[str, Any]:
-    """Train `method` and write metrics (CSV/JSONL, wandb if asked), summary.json and P_T (.npz); return the summary."""
+    """Train `method` and write metrics (CSV/JSONL, wandb if asked), summary.json and P_T (.npz); return the summary.
+
+    `objective` and `sibling_reward` apply to SA-GFN; `intrinsic_scale` (c) and `rnd_normalize` to the methods with
+    a novelty bonus (sagfn, tb-rnd, gafn; None keeps each method's default).
+    """
     import numpy as np
 
     from iclr25.sa_gfn.envs import HyperGrid
@@ -141,10 +186,12 @@ def train(
     device = pick_device(device)
     seed_everything(seed)
     env = HyperGrid(ndim, height, reward, R0=R0, device=device)
+    kw = method_options(method, objective, intrinsic_scale, sibling_reward, rnd_normalize)
     config = dict(method=method, ndim=ndim, height=height, reward=reward, R0=R0, iters=iters, hidden=hidden, seed=seed)
+    config |= kw
     target = out or default_run_dir("sa-gfn", "train", method)
     with open_run_folder(target, overwrite, paper="sa-gfn", command="train") as run_dir:
-        trainer = build_method(method, env, seed=seed, hidden=hidden)
+        trainer = build_method(method, env, seed=seed, hidden=hidden, **kw)
         with MetricsLogger(run_dir, wandb=wandb, project="iclr25-sa-gfn", name=f"train-{method}", config=config) as log:
             result = fit(trainer, iters, eval_every, log=lambda row, it: log.log(row, step=it))
         np.savez(
