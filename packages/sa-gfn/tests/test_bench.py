@@ -34,7 +34,7 @@ def test_clopper_pearson():
     lo, hi = clopper_pearson(5, 10)
     assert lo == pytest.approx(0.1871, abs=1e-4) and hi == pytest.approx(0.8129, abs=1e-4)
     assert clopper_pearson(0, 10)[0] == 0.0 and clopper_pearson(10, 10)[1] == 1.0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="k <= n"):
         clopper_pearson(11, 10)
 
 
@@ -84,5 +84,5 @@ def test_method_options():
         dict(method="sagfn", objective="db", sibling_reward="gafn_edge"),
         dict(method="gafn", rnd_normalize="max"),
     ):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=r"objective|intrinsic_scale|sibling_reward|rnd_normalize"):
             method_options(**bad)
