@@ -199,3 +199,21 @@ def test_bad_arguments(grid):
         SAGFN(grid, n_sibling=4, n_mix=8)
     with pytest.raises(ValueError, match="objective"):
         SAGFN(grid, objective="fm")
+
+
+def test_noveld_terminal_hand_computed(grid):
+    """NovelD: max(n(x) - 0.5 n(parent), 0) on the terminal transition; x = s_0 has itself as parent."""
+    from iclr25.sa_gfn.gflownet import TrajectoryBatch
+    from iclr25.sa_gfn.sagfn import noveld_terminal, parents_of_terminal
+
+    states = torch.tensor([[[0, 0], [1, 0], [1, 1]], [[0, 0], [0, 0], [0, 0]]])
+    batch = TrajectoryBatch(states, torch.tensor([[0, 1, 2], [2, -1, -1]]), torch.tensor([3, 1]))
+    assert parents_of_terminal(batch).tolist() == [[1, 0], [0, 0]]
+    rnd = RND(grid.input_dim, hidden=8)
+    n = rnd.novelty(grid.encode(torch.tensor([[1, 1], [1, 0], [0, 0]])))
+    expected = torch.stack([(n[0] - 0.5 * n[1]).clamp(min=0), 0.5 * n[2]])
+    torch.testing.assert_close(noveld_terminal(grid, rnd, batch, 0.5), expected)
+    sa = SAGFN(grid, hidden=16, rnd_hidden=16, intrinsic="noveld", seed=0)
+    assert torch.isfinite(torch.tensor(sa.train_step()["loss_sibling"]))
+    with pytest.raises(ValueError, match="intrinsic"):
+        SAGFN(grid, intrinsic="icm")

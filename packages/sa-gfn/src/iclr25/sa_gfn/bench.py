@@ -13,10 +13,9 @@ from typing import Any
 
 from iclr25.shared.validate import check_int_at_least
 
-PAPER_GRIDS: tuple[str, ...] = tuple(
-    f"{shape}:standard:{r0}" for shape in ("2x32", "2x64", "4x8") for r0 in ("0.001", "0.0001")
-)
-BENCH_METHODS: tuple[str, ...] = ("tb", "db", "subtb", "tb-rnd", "gafn", "sagfn", "sagfn-db", "sagfn-subtb")
+from iclr25.sa_gfn.config import PAPER_GRIDS, SWEEP_METHODS
+
+BENCH_METHODS: tuple[str, ...] = SWEEP_METHODS
 
 
 def method_kwargs(name: str, hidden: int) -> tuple[str, dict[str, Any]]:

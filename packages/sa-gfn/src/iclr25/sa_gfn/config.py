@@ -13,6 +13,11 @@ from iclr25.shared.validate import (
 )
 
 
+SWEEP_METHODS = ("tb", "db", "subtb", "tb-rnd", "gafn", "sagfn", "sagfn-db", "sagfn-subtb")
+# the paper's HyperGrid settings (spec §5): 32x32, 64x64 and 8^4 with R0 in {1e-3, 1e-4}
+PAPER_GRIDS = tuple(f"{shape}:standard:{r0}" for shape in ("2x32", "2x64", "4x8") for r0 in ("0.001", "0.0001"))
+
+
 @dataclass(frozen=True)
 class Config:
     """Quick: `iclr25-sa-gfn reproduce --scale quick` (~2-4 min on 2 idle CPU cores).
@@ -56,7 +61,7 @@ class Config:
     l1_bound: float = 2e-3
     # full-scale sweep (reported): "DxH:reward:R0" grids, methods, iterations; bit-sequence iterations
     grids: tuple[str, ...] = ()
-    sweep_methods: tuple[str, ...] = ("tb", "db", "subtb", "tb-rnd", "gafn", "sagfn")
+    sweep_methods: tuple[str, ...] = SWEEP_METHODS
     sweep_iters: int = 0
     sweep_seeds: int = 1
     bitseq_iters: int = 0
@@ -90,7 +95,7 @@ class Config:
             ("rnd_normalize", (self.rnd_normalize,), ("none", "std", "mean")),
             ("correctness_objectives", self.correctness_objectives, ("tb", "db", "subtb")),
             ("baselines", self.baselines, ("tb-rnd", "gafn")),
-            ("sweep_methods", self.sweep_methods, ("tb", "db", "subtb", "tb-rnd", "gafn", "sagfn")),
+            ("sweep_methods", self.sweep_methods, SWEEP_METHODS),
         )
         for key, values, allowed in checks:
             bad = [v for v in values if v not in allowed]

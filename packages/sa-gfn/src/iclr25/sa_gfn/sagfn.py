@@ -11,7 +11,8 @@ Spec §3.2-§3.4. Two GFlowNets with separate parameters and optimisers:
 One iteration (spec §3.3): sample S then B; the RND statistics observe the Sibling's states; r_i from the pre-step
 predictor; step B, then S, then RND. `relabel=False` is the coupled ablation (the Behavior net takes the Sibling's
 trajectories with the Sibling's reward R_S instead of R_e); `freeze_rnd=True` never steps the predictor, so the
-novelty bonus stays fixed and the Sibling's target stays off R_e (the decoupling test).
+novelty bonus stays fixed and the Sibling's target stays off R_e (the decoupling test). `intrinsic="noveld"` is the
+NovelD ablation: r_i(x) = max(n(x) - alpha n(parent), 0) with the same RND n (Zhang et al. 2021).
 The official code is not public; defaults follow the spec (third-party defaults) and are marked there.
 """
 
@@ -168,12 +169,32 @@ class SiblingReward:
         return self.kind == "gafn_edge"
 
 
+def parents_of_terminal(batch: TrajectoryBatch) -> torch.Tensor:
+    """(B, D) the state before x on each trajectory (x itself when x = s_0)."""
+    idx = (batch.lengths - 2).clamp(min=0).view(-1, 1, 1).expand(-1, 1, batch.states.shape[-1])
+    return batch.states.gather(1, idx).squeeze(1)
+
+
+def noveld_terminal(env, rnd: RND, batch: TrajectoryBatch, alpha: float = 0.5) -> torch.Tensor:
+    """NovelD novelty of the terminal transition: max(n(x) - alpha * n(parent of x), 0) (Zhang et al. 2021, Eq. 3;
+    each state is visited once per trajectory, so the episodic first-visit factor is 1)."""
+    x, parent = batch.terminal, parents_of_terminal(batch)
+    return (rnd.novelty(env.encode(x)) - alpha * rnd.novelty(env.encode(parent))).clamp(min=0)
+
+
 def intrinsic_targets(
-    env, rnd: RND, batch: TrajectoryBatch, reward: SiblingReward
+    env, rnd: RND, batch: TrajectoryBatch, reward: SiblingReward, noveld_alpha: float | None = None
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Detached (log R_S (B,), edge log r_i (B, L) or None) of `batch` with the current predictor."""
+    """Detached (log R_S (B,), edge log r_i (B, L) or None) of `batch` with the current predictor.
+
+    `noveld_alpha`: use the NovelD terminal novelty instead of RND's (terminal sibling-reward forms only).
+    """
     x = batch.terminal
-    log_rs = reward.terminal(env.log_reward(x), rnd.novelty(env.encode(x)))
+    if noveld_alpha is None:
+        r_i = rnd.novelty(env.encode(x))
+    else:
+        r_i = noveld_terminal(env, rnd, batch, noveld_alpha)
+    log_rs = reward.terminal(env.log_reward(x), r_i)
     edge = None
     if reward.edge:
         nxt = torch.cat([batch.states[:, 1:], batch.states[:, -1:]], dim=1)  # s_{t+1}
@@ -208,6 +229,8 @@ class SAGFN:
         rnd_normalize: str = "std",
         relabel: bool = True,
         freeze_rnd: bool = False,
+        intrinsic: str = "rnd",
+        noveld_alpha: float = 0.5,
         lr: float = 1e-3,
         lr_logz: float = 1e-1,
         lr_rnd: float = 1e-3,
@@ -233,6 +256,11 @@ class SAGFN:
         self.rnd_opt = self.rnd.optimizer(lr_rnd)
         self.n_mix, self.n_behavior = n_mix, n_behavior
         self.relabel, self.freeze_rnd = relabel, freeze_rnd
+        if intrinsic not in ("rnd", "noveld"):
+            raise ValueError(f"intrinsic must be 'rnd' or 'noveld', got {intrinsic!r}")
+        if intrinsic == "noveld" and self.sibling_reward.edge:
+            raise ValueError("intrinsic='noveld' is implemented for the terminal sibling-reward forms only")
+        self.noveld_alpha = noveld_alpha if intrinsic == "noveld" else None
 
     @property
     def policy(self) -> PolicyNet:
@@ -265,7 +293,7 @@ class SAGFN:
         rnd_states = self.env.encode(visited_states(tS) if self.sibling_reward.edge else tS.terminal)
         if self.rnd.normalize != "none":
             self.rnd.observe(rnd_states)  # the only update of the normalisation statistics
-        log_rs, edge = intrinsic_targets(self.env, self.rnd, tS, self.sibling_reward)  # pre-step predictor
+        log_rs, edge = intrinsic_targets(self.env, self.rnd, tS, self.sibling_reward, self.noveld_alpha)  # pre-step
         loss_b = self.behavior_loss(tS, tB, log_rs)
         loss_s = self.sibling.loss(tS, log_rs, edge)
         self.behavior.update(loss_b)
