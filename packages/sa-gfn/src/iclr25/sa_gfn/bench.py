@@ -11,9 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from iclr25.shared.validate import check_int_at_least
-
 from iclr25.sa_gfn.config import PAPER_GRIDS, SWEEP_METHODS
+from iclr25.shared.validate import check_int_at_least
 
 BENCH_METHODS: tuple[str, ...] = SWEEP_METHODS
 

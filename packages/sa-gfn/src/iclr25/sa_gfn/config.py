@@ -12,7 +12,6 @@ from iclr25.shared.validate import (
     check_probability,
 )
 
-
 SWEEP_METHODS = ("tb", "db", "subtb", "tb-rnd", "gafn", "sagfn", "sagfn-db", "sagfn-subtb")
 # the paper's HyperGrid settings (spec §5): 32x32, 64x64 and 8^4 with R0 in {1e-3, 1e-4}
 PAPER_GRIDS = tuple(f"{shape}:standard:{r0}" for shape in ("2x32", "2x64", "4x8") for r0 in ("0.001", "0.0001"))

@@ -190,10 +190,7 @@ def intrinsic_targets(
     `noveld_alpha`: use the NovelD terminal novelty instead of RND's (terminal sibling-reward forms only).
     """
     x = batch.terminal
-    if noveld_alpha is None:
-        r_i = rnd.novelty(env.encode(x))
-    else:
-        r_i = noveld_terminal(env, rnd, batch, noveld_alpha)
+    r_i = rnd.novelty(env.encode(x)) if noveld_alpha is None else noveld_terminal(env, rnd, batch, noveld_alpha)
     log_rs = reward.terminal(env.log_reward(x), r_i)
     edge = None
     if reward.edge:
