@@ -260,3 +260,15 @@ def test_anchors_and_positives_share_one_critic_pass():
     critic.g.register_forward_hook(lambda m, i, o: calls.append(i[0].shape[0]))
     critic.logits(torch.randint(0, 10, (6, 3, 7, 7)), torch.randint(0, 10, (6, 3, 7, 7)))
     assert calls == [12]
+
+
+def test_broken_variants_are_built_by_name_and_ignore_the_distance():
+    from iclr25.etd_exploration.baselines import make_intrinsic
+
+    assert make_intrinsic("etd-mean", (4,), 1, encoder="mlp").aggregate == "mean"
+    broken = make_intrinsic("etd-random", (4,), 2, encoder="mlp", seed=3)
+    obs = np.zeros((2, 4))
+    far = np.array([[0.0] * 4, [100.0] * 4])  # env 1 moves far away, env 0 stays: the broken reward cannot tell
+    r = broken.compute(obs, None, far, np.zeros(2, bool))
+    assert ((r >= 0) & (r < 1)).all()
+    assert make_intrinsic("etd", (4,), 2, encoder="mlp").compute(obs, None, far, np.zeros(2, bool)).argmax() == 1

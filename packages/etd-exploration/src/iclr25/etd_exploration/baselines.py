@@ -216,8 +216,11 @@ def make_intrinsic(name: str, obs_shape: tuple[int, ...], n_envs: int, **kwargs:
     from iclr25.etd_exploration.etd import ETDReward
 
     table = {"etd": ETDReward, "none": NoModel, "count": EpisodicCount, "rnd": RND, "noveld": NovelD, "e3b": E3B}
+    if name in ("etd-mean", "etd-random"):  # deliberately broken ETD: the min over memory -> mean / random distances
+        kwargs["aggregate"] = name.removeprefix("etd-")
+        name = "etd"
     if name not in table:
-        raise ValueError(f"intrinsic reward must be one of {', '.join(table)}, got {name!r}")
+        raise ValueError(f"intrinsic reward must be one of {', '.join(INTRINSICS)}, got {name!r}")
     if name != "e3b":
         kwargs.pop("n_actions", None)
     return table[name](obs_shape, n_envs, **kwargs)

@@ -19,7 +19,7 @@ from iclr25.shared.validate import (
     check_positive,
 )
 
-INTRINSICS = ("etd", "none", "count", "rnd", "noveld", "e3b")
+INTRINSICS = ("etd", "none", "count", "rnd", "noveld", "e3b", "etd-mean", "etd-random")  # the last two: broken ETD
 ENERGIES = ("mrn_pot", "mrn", "l2", "cos", "dot")
 LOSSES = ("infonce_symmetric", "infonce", "infonce_backward")
 MAZE_EPISODE_LEN = 50  # random-walk episode length of the official maze demo
@@ -34,7 +34,9 @@ def _check_env_id(name: str, value: object) -> None:
 class Config:
     """Quick: `iclr25-etd-exploration reproduce --scale quick` (~5 min on 2 idle CPU cores) reaches rho_pairs ~0.96.
 
-    ci: `--scale ci`, the maze part of quick with the same settings (the claim gate, ~1-1.5 min of CPU). full: `--scale full --device cuda`, the MiniGrid suite,
+    ci: `--scale ci`, the maze part of quick with the same settings (the claim gate, ~1-1.5 min of CPU). bench:
+    `--scale bench`, the reward-free exploration gate (5 seeds x 4 methods x 8k frames, ~4 min of CPU). full:
+    `--scale full --device cuda`, the MiniGrid suite,
     7 methods x 5 tasks x 3 seeds at 10M frames each (hundreds of GPU-hours at the official loop's speed; the
     PPO loop is CPU-bound by the MiniGrid envs, see README).
     """
@@ -58,12 +60,16 @@ class Config:
     int_coef: float = 1e-2  # official int_rew_coef
     full_envs: tuple[str, ...] = ()  # MiniGrid tasks with extrinsic reward (full preset)
     full_frames: int = 0
+    maze_part: bool = True  # False skips the spiral-maze distance study (bench)
+    gate_exploration: bool = False  # gate the reward-free coverage claims (bench: 5 seeds); reported otherwise
     threads: int = 1  # more threads only pay off on idle cores; the loop is dominated by small ops
 
     def __post_init__(self) -> None:
         for name in ("maze_steps", "maze_batch", "ppo_seeds", "ppo_envs", "ppo_steps", "ppo_batch", "ppo_epochs"):
             check_int_at_least(name, getattr(self, name), 1)
         check_int_at_least("threads", self.threads, 1)
+        check_one_of("maze_part", self.maze_part, (True, False))
+        check_one_of("gate_exploration", self.gate_exploration, (True, False))
         check_int_at_least("maze_data_steps", self.maze_data_steps, MAZE_EPISODE_LEN)
         check_int_at_least("ppo_frames", self.ppo_frames, 0)
         check_int_at_least("full_frames", self.full_frames, 0)
@@ -82,6 +88,13 @@ class Config:
 PRESETS: dict[str, Config] = {
     "ci": Config(ppo_frames=0),  # the maze part of quick, unchanged: the claim gate
     "quick": Config(),
+    # the exploration gate: reward-free FourRooms as in quick, 5 seeds, ETD vs no bonus vs two broken ETDs
+    "bench": Config(
+        maze_part=False,
+        ppo_methods=("etd", "none", "etd-mean", "etd-random"),
+        ppo_seeds=5,
+        gate_exploration=True,
+    ),
     "full": Config(
         ppo_env="MiniGrid-DoorKey-8x8-v0",
         ppo_methods=("etd", "none", "count", "rnd", "noveld", "e3b"),

@@ -34,7 +34,7 @@ Energy = Literal["mrn_pot", "mrn", "l2", "cos", "dot"]
 LossKind = Literal["infonce_symmetric", "infonce", "infonce_backward"]
 ENERGIES = ("mrn_pot", "mrn", "l2", "cos", "dot")
 LOSSES = ("infonce_symmetric", "infonce", "infonce_backward")
-AGGREGATES = ("min", "quantile10", "knn", "mean")  # "mean" is a deliberately broken reward (gate check)
+AGGREGATES = ("min", "quantile10", "knn", "mean", "random")  # "mean", "random": deliberately broken (gate checks)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -444,6 +444,9 @@ class ETDReward:
             out = d.masked_fill(~valid, float("inf")).amin(dim=1)
         elif self.aggregate == "mean":  # a deliberately broken reward: the mean instead of the min
             out = (d * valid).sum(1) / self.lengths
+        elif self.aggregate == "random":  # broken: the min over random distances (carries no information on s')
+            noise = torch.as_tensor(self.rng.random(d.shape), dtype=d.dtype, device=self.device)
+            out = noise.masked_fill(~valid, float("inf")).amin(dim=1)
         else:
             out = torch.stack([self._aggregate(d[i, : int(n)]) for i, n in enumerate(self.lengths)])
         done = torch.as_tensor(np.asarray(dones, dtype=bool), device=self.device)
