@@ -7,7 +7,7 @@ import json
 import pytest
 
 from iclr25.sa_gfn.config import PRESETS, Config
-from iclr25.sa_gfn.reproduce import run
+from iclr25.sa_gfn.reproduce import decoupling_claims, decoupling_jobs, run, run_job
 
 
 @pytest.mark.claims
@@ -23,10 +23,25 @@ def test_ci_claims(tmp_path):
     assert m["sparse_sagfn"]["seeds_all_captured"] >= 2 and seeds == 3
     assert m["sparse_tb"]["seeds_all_captured"] <= 1
     assert m["sparse_tb"]["tv_mean"] - m["sparse_sagfn"]["tv_mean"] >= 0.2
+    dec = m["decouple/decoupled"]  # Behavior on target while its Sibling stays far off it
+    assert dec["l1_mean"] <= bound
+    assert dec["sibling_tv"] >= max(0.2, 10 * dec["tv"])
     assert not report.failed_gated, [c.name for c in report.failed_gated]
     saved = json.loads((tmp_path / "ci" / "results.json").read_text())
     assert {c["name"] for c in saved["claims"]} == {c.name for c in report.claims}
-    assert all(c["gated"] for c in saved["claims"])
+    assert all(c["gated"] for c in saved["claims"] if c["name"] != "coupled_ablation_biased")
+
+
+def test_decoupling_gate_fails_when_behavior_is_coupled():
+    """Broken variant: a Behavior net that keeps the Sibling's reward (no relabelling) fails the decoupling gate."""
+    cfg = PRESETS["ci"]
+    sa_kw = dict(hidden=cfg.hidden, n_layers=cfg.n_layers, uniform_pb=cfg.uniform_pb, n_sibling=16, n_behavior=8)
+    coupled = next(j for j in decoupling_jobs(cfg, 0, "cpu", sa_kw) if j.name == "decouple/coupled")
+    final = run_job(coupled)["final"]
+    m = {"decouple/decoupled": final, "decouple/coupled": final}  # the broken net in the method's place
+    by_name = {c.name: c for c in decoupling_claims(m, cfg)}
+    assert by_name["decoupled_behavior_l1"].holds is False
+    assert final["l1_mean"] > 2 * cfg.l1_bound
 
 
 def test_tiny_run_writes_report_and_can_fail(tmp_path):
