@@ -24,15 +24,28 @@ SPECIFIC: dict[str, list[tuple[list[str], str]]] = {
         (["reproduce", "ppo_seeds=0"], "ppo_seeds"),
         (["eval", "afile"], "afile"),
         (["eval", "mine"], "mine"),
+        (["train", "--frames", "10", "lr=nan"], "lr"),
+        (["distance-map", "--steps", "0"], "steps"),
     ],
     "patch-train": [
         (["reproduce", "lr=-1"], "lr"),
         (["reproduce", "lr=nan"], "lr"),
         (["train", "--tokenizer", "afile", "--out", "t"], "afile"),
+        (["train", "--lr", "-1"], "lr"),
+        (["train", "--out", "."], "current folder"),
     ],
-    "highway-bp": [(["reproduce", "mlp_lr=nan"], "mlp_lr")],
+    "highway-bp": [(["reproduce", "mlp_lr=nan"], "mlp_lr"), (["train", "--lr", "nan", "--out", "t"], "lr")],
     "sa-gfn": [(["reproduce", "eps=nan"], "eps"), (["train", "--R0", "nan", "--out", "t"], "R0")],
-    "lrnn-state-tracking": [(["eval", "--ckpt", "afile"], "afile")],
+    "lrnn-state-tracking": [
+        (["eval", "--ckpt", "afile"], "afile"),
+        (["train", "--out", "t", "lr=nan"], "lr"),
+        (["train", "--out", "t", "--eig-range", "0,2"], "eig"),
+    ],
+    "dist-loss": [(["train", "--lr", "nan", "--out", "t"], "lr")],
+    "dynamical-diffusion": [
+        (["train", "steps=0"], "steps"),
+        (["sample", "--checkpoint", "x.pt", "--out", "t", "--clip-x0", "nan"], "clip"),
+    ],
     "eci-conformal": [(["run", "--data", "ragged.csv", "--column", "y", "--lr", "0.1"], "ragged.csv")],
 }
 
@@ -134,3 +147,53 @@ def test_wandb_missing_names_the_extra(workspace: Path, monkeypatch: pytest.Monk
     assert PAPERS[slug].load_cli()(["reproduce", "--wandb", "offline", "--out", "t"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install 'iclr25-shared[wandb]'" in err
+
+
+def _verbs(slug: str) -> list[str]:
+    import argparse
+
+    module = importlib.import_module(f"{PAPERS[slug].module}.cli")
+    parser = next(v for k, v in vars(module).items() if k in ("_parser", "build_parser"))()
+    return [*next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices]
+
+
+@pytest.mark.parametrize("slug", sorted(PAPERS))
+def test_help_lists_every_verb_without_heavy_imports(slug: str) -> None:
+    """`iclr25-<slug> --help` names every verb and imports neither torch nor numpy (it answers at once)."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", f"{PAPERS[slug].module}.cli", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert all(verb in result.stdout for verb in _verbs(slug)), result.stdout
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in result.stderr.splitlines()}
+    assert not {"torch", "numpy"} & imported
+
+
+@pytest.mark.parametrize("slug", sorted(PAPERS))
+def test_bad_values_are_refused_before_torch_loads(slug: str, workspace: Path) -> None:
+    """Every case above that names no file and no accelerator is refused before torch is imported."""
+    import json
+    import subprocess
+    import sys
+
+    light = [
+        argv
+        for param in CASES
+        if param.values[0] == slug
+        for argv in [param.values[1]]
+        if not {"afile", "afile/run", "ragged.csv", "mine", "--device", "--config"} & set(argv)
+    ]
+    code = (
+        f"import json, sys; from {PAPERS[slug].module}.cli import main\n"
+        "def run(argv):\n    try:\n        return main(argv)\n    except SystemExit as e:\n        return e.code\n"
+        f"codes = [run(argv) for argv in json.loads({json.dumps(json.dumps(light))})]\n"
+        "print(json.dumps([codes, 'torch' in sys.modules]))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    codes, torch_loaded = json.loads(result.stdout.splitlines()[-1])
+    assert codes == [2] * len(light) and not torch_loaded, (codes, torch_loaded)

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from iclr25.shared.results import Report, readme_block
+from iclr25.shared.testing import check_readme_results, readme_namespace
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def test_readme_quickstart_runs():
-    text = (PACKAGE / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    assert blocks, "README has no python block"
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), {})
+    readme_namespace(PACKAGE)
 
 
 def test_readme_results_block_matches_results_json():
-    text = (PACKAGE / "README.md").read_text()
-    assert readme_block(Report.read(PACKAGE / "results" / "quick")) in text
+    check_readme_results(PACKAGE)

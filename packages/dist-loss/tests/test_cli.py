@@ -12,18 +12,6 @@ import pytest
 from iclr25.dist_loss.cli import main, method_for
 
 
-def test_help_is_fast_and_lists_verbs() -> None:
-    out = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "iclr25.dist_loss.cli", "--help"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    for verb in ("reproduce", "synth", "train", "eval"):
-        assert verb in out.stdout
-    assert " torch" not in out.stderr.replace("torch_", "")  # no torch import for --help
-
-
 def test_synth_train_eval_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data.npz"
     assert main(["synth", "--seed", "1", "--out", str(data)]) == 0
@@ -134,15 +122,3 @@ def test_train_folder_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main([*argv[:-1], str(mine), "--overwrite"]) == 2
     assert "no iclr25 run made" in capsys.readouterr().err
     assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
-
-
-def test_bad_values_are_refused_before_torch_loads(tmp_path: Path) -> None:
-    code = (
-        "import sys; from iclr25.dist_loss.cli import main; "
-        f"rc = main(['train', '--lr', 'nan', '--out', {str(tmp_path / 'r')!r}]); "
-        f"rc2 = main(['reproduce', '--out', {str(tmp_path / 'q')!r}, 'epochs_stage1=0']); "
-        "print(rc, rc2, 'torch' in sys.modules)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["2", "2", "False"]
-    assert not (tmp_path / "r").exists() and not (tmp_path / "q").exists()

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+from iclr25.shared.testing import readme_namespace
+
+PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def test_readme_quickstart_runs() -> None:
-    text = README.read_text()
-    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    assert blocks, "README has no python example"
-    namespace: dict = {}
-    exec(compile(blocks[0], "README quickstart", "exec"), namespace)
+    namespace = readme_namespace(PACKAGE, blocks=1)
     assert float(namespace["loss"].detach()) > 0
     assert namespace["pred"].grad is not None

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,15 +11,6 @@ import pytest
 from iclr25.dynamical_diffusion.cli import main
 
 TINY = ["n_train=32", "n_test=4", "steps=3", "batch_size=4", "width=8", "n_samples=2", "ddim_steps=2", "seeds=1"]
-
-
-def test_help_is_fast_and_lists_verbs() -> None:
-    code = "import sys, iclr25.dynamical_diffusion.cli as c; print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"  # no torch import at CLI import time
-    with pytest.raises(SystemExit) as e:
-        main(["--help"])
-    assert e.value.code == 0
 
 
 def test_train_sample_eval_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -64,18 +53,6 @@ def test_verbs_never_write_into_a_users_folder_or_file(tmp_path: Path, capsys: p
     assert main(["simulate", "pde1d", "--n", "2", "--out", str(precious), "--overwrite"]) == 0
     assert np.load(precious).shape[0] == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "precious.npy"]
-
-
-def test_bad_values_are_refused_before_torch_loads(tmp_path: Path) -> None:
-    code = (
-        "import sys; from iclr25.dynamical_diffusion.cli import main; "
-        "codes = [main(['reproduce', 'lr=nan']), main(['train', 'steps=0']), main(['reproduce', '--out', '.']), "
-        "main(['sample', '--checkpoint', 'x.pt', '--out', 's', '--clip-x0', 'nan'])]; "
-        "print(codes, 'torch' in sys.modules)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
-    assert out.stdout.strip() == "[2, 2, 2, 2] False", out.stderr
-    assert list(tmp_path.iterdir()) == []
 
 
 def test_simulate(tmp_path: Path) -> None:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+from iclr25.shared.testing import readme_namespace
+
+PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def test_readme_quickstart_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
-    assert blocks, "README has no python block"
-    exec(compile(blocks[0], str(README), "exec"), {})
+    readme_namespace(PACKAGE, blocks=1)
     assert "torch.Size([2, 4, 8, 1, 32])" in capsys.readouterr().out

@@ -2,30 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
-
 import numpy as np
 import pytest
 
 from iclr25.ensemble_homogeneity import __all__ as exported
 from iclr25.ensemble_homogeneity.cli import main
-
-
-def test_help_is_fast_and_light():
-    code = (
-        "import sys, time; t = time.perf_counter(); from iclr25.ensemble_homogeneity.cli import main\n"
-        "import iclr25.ensemble_homogeneity as p\n"
-        "assert 'torch' not in sys.modules and 'numpy' not in sys.modules, 'heavy import'\n"
-        "print(time.perf_counter() - t)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert float(out.stdout) < 1.0
-    start = time.perf_counter()
-    with pytest.raises(SystemExit) as info:
-        main(["--help"])
-    assert info.value.code == 0 and time.perf_counter() - start < 1.0
 
 
 def test_every_export_resolves():

@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from iclr25.shared.results import Report, readme_block
+from iclr25.shared.results import Report
+from iclr25.shared.testing import check_readme_results, readme_namespace
 
 PACKAGE = Path(__file__).resolve().parents[1]
 README = (PACKAGE / "README.md").read_text()
 
 
 def test_readme_quickstart_runs():
-    blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
-    assert blocks, "README has no python block"
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), {})
+    readme_namespace(PACKAGE)
 
 
 def test_readme_results_block_matches_results_json():
-    assert readme_block(Report.read(PACKAGE / "results" / "quick")) in README
+    check_readme_results(PACKAGE)
 
 
 def test_readme_method_table_matches_results_json():

@@ -1,18 +1,10 @@
 """The `iclr25-highway-bp` CLI: help, train, check, and one-line errors with exit code 2 on bad input."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from iclr25.highway_bp.cli import main
-
-
-def test_help_is_fast_and_torch_free():
-    code = "import sys; from iclr25.highway_bp.cli import main; import iclr25.highway_bp; print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
 
 
 def test_check_resmlp_and_gru(capsys):
@@ -53,18 +45,6 @@ def test_train_folder_rules(capsys, tmp_path):
     assert main([*args[:-3], "--out", str(mine), "--overwrite"]) == 2
     assert "no iclr25 run made" in capsys.readouterr().err
     assert (mine / "metrics.jsonl").read_text() == "my own\n"
-
-
-def test_bad_values_are_refused_before_torch_loads(tmp_path):
-    code = (
-        "import sys; from iclr25.highway_bp.cli import main; "
-        f"a = main(['train', '--lr', 'nan', '--out', {str(tmp_path / 't')!r}]); "
-        f"b = main(['reproduce', '--scale', 'ci', '--out', {str(tmp_path / 'r')!r}, 'mlp_lr=nan']); "
-        "print(a, b, 'torch' in sys.modules)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["2", "2", "False"]
-    assert not (tmp_path / "t").exists() and not (tmp_path / "r").exists()
 
 
 def _exit_code(argv: list[str]) -> int:

@@ -3,21 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 
 import pytest
 
 from iclr25.lrnn_state_tracking.cli import main
-
-
-def test_help_is_fast_and_torch_free():
-    start = time.perf_counter()
-    code = "import sys; from iclr25.lrnn_state_tracking.cli import main; import iclr25.lrnn_state_tracking as p; "
-    code += "assert 'torch' not in sys.modules, 'torch imported'; p.PAPER"
-    subprocess.run([sys.executable, "-c", code], check=True)
-    assert time.perf_counter() - start < 5  # generous: the machine may be loaded; torch alone takes longer
 
 
 @pytest.mark.parametrize(
@@ -85,16 +74,3 @@ def test_train_never_writes_into_a_foreign_folder(tmp_path, capsys):
     assert main(argv) == 2
     assert "no iclr25 run made" in capsys.readouterr().err
     assert (mine / "model.pt").read_text() == "my own model"
-
-
-def test_bad_values_are_refused_before_torch_loads(tmp_path):
-    code = (
-        "import sys; from iclr25.lrnn_state_tracking.cli import main; "
-        f"a = main(['train', '--out', {str(tmp_path / 't')!r}, 'lr=nan']); "
-        f"b = main(['reproduce', '--scale', 'ci', '--out', {str(tmp_path / 'r')!r}, 'fig1_steps=0']); "
-        f"c = main(['train', '--out', {str(tmp_path / 'u')!r}, '--eig-range', '0,2']); "
-        "print(a, b, c, 'torch' in sys.modules)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["2", "2", "2", "False"]
-    assert not any((tmp_path / name).exists() for name in ("t", "r", "u"))

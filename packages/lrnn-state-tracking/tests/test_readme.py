@@ -1,22 +1,21 @@
-"""The README's Python quickstart runs as written."""
+"""The README's Python quickstart runs as written; its results block is the committed results.json's."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import torch
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+from iclr25.shared.results import Report
+from iclr25.shared.testing import check_readme_results, readme_namespace
+
+PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def test_readme_quickstart_runs():
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-    assert blocks, "the README has no python example"
-    namespace: dict = {}
     threads = torch.get_num_threads()
     try:
-        exec(compile(blocks[0], str(README), "exec"), namespace)
+        namespace = readme_namespace(PACKAGE, blocks=1)
     finally:
         torch.set_num_threads(threads)
     assert -1.0 <= namespace["acc"] <= 1.0
@@ -24,8 +23,5 @@ def test_readme_quickstart_runs():
 
 
 def test_readme_results_block_matches_committed_results():
-    from iclr25.shared.results import Report, readme_block
-
-    report = Report.read(README.parent / "results" / "quick")
-    assert readme_block(report) in README.read_text()
-    assert report.command == "iclr25-lrnn-state-tracking reproduce --scale quick"
+    check_readme_results(PACKAGE)
+    assert Report.read(PACKAGE / "results" / "quick").command == "iclr25-lrnn-state-tracking reproduce --scale quick"

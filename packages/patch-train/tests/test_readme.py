@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+from iclr25.shared.testing import readme_namespace
+
+PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def test_readme_quickstart_runs():
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.DOTALL)
-    assert blocks, "README has no python example"
-    namespace: dict = {}
-    exec(compile(blocks[0], str(README), "exec"), namespace)
+    namespace = readme_namespace(PACKAGE, blocks=1)
     assert namespace["logits"].shape == (2, 64, 256)

@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-import pytest
+from iclr25.shared.testing import check_readme_results, readme_namespace
 
-from iclr25.shared.results import Report, readme_block
-
-ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def test_quickstart_runs(capsys):
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
-    assert blocks, "the README has no python block"
-    for code in blocks:
-        exec(compile(code, "README.md", "exec"), {})
+    readme_namespace(PACKAGE)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "nan" and out[1] == "0.0" and out[-1] == "True ('glide', 'gold')"
 
 
 def test_results_block_matches():
-    if not (ROOT / "results" / "quick" / "results.json").is_file():
-        pytest.fail("results/quick/results.json is missing")
-    assert readme_block(Report.read(ROOT / "results" / "quick")) in (ROOT / "README.md").read_text()
+    check_readme_results(PACKAGE)
 
 
 def test_lazy_exports_resolve():

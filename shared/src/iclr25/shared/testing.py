@@ -1,0 +1,99 @@
+"""Test helpers for the packages' scale-out checks (two CPU processes over gloo equal one; the full preset starts on
+two processes and checkpoints). Imported only by tests; torch loads inside the functions."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+DISTRIBUTED_ENV = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT")
+
+
+def finish_worker(fabric: Any, result: Any, out: Path) -> None:
+    """The end of a worker `run(fabric, ..., out)`: rank 0 saves `result` (a tensor) to `out`, then every process
+    waits for the others and closes gloo before it exits (its threads otherwise abort the exit now and then)."""
+    import torch
+
+    if fabric.global_rank == 0:
+        torch.save(result, out)
+    fabric.barrier()
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
+
+
+def one_and_two_processes(worker: str, folder: Path, *args: Any) -> tuple[Any, Any]:
+    """Run `run(fabric, *args, out)` from the module source `worker` in one process and in two (ddp_spawn, gloo,
+    float64 precision) and return what rank 0 saved in each. `args` must be picklable (dicts, not frozen
+    dataclasses: Fabric's launch refuses those). Tests using it need `@pytest.mark.enable_socket`."""
+    import torch
+
+    from iclr25.shared.fabric import make_fabric
+
+    name = f"iclr25_ddp_worker_{uuid.uuid4().hex[:8]}"
+    (folder / f"{name}.py").write_text(worker)
+    sys.path.insert(0, str(folder))  # spawned processes inherit sys.path
+    try:
+        module = __import__(name)
+        make_fabric("cpu", devices=1, precision="64-true").launch(module.run, *args, folder / "one.pt")
+        two = make_fabric("cpu", devices=2, strategy="ddp_spawn", precision="64-true")
+        two.launch(module.run, *args, folder / "two.pt")
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop(name, None)
+    return torch.load(folder / "one.pt"), torch.load(folder / "two.pt")
+
+
+def reproduce_full_preset(
+    slug: str, overrides: list[str], folder: Path, *flags: str, out: str = "run", checkpoints_under: str = "checkpoints"
+) -> tuple[subprocess.CompletedProcess[str], Path, list[str]]:
+    """`iclr25-<slug> reproduce --scale full --device cpu --quiet` with extra `flags` (e.g. `--devices 2`) and
+    `overrides` (to make it tiny), run in `folder` into `out`; returns the process, the run folder (its marker checked
+    complete when the run exited 0 or 1: 1 means a gated claim did not hold after a few steps) and the checkpoints it
+    holds, relative to its `checkpoints_under` subfolder."""
+    cli = Path(sys.executable).parent / f"iclr25-{slug}"
+    env = {k: v for k, v in os.environ.items() if k not in DISTRIBUTED_ENV}
+    result = subprocess.run(
+        [str(cli), "reproduce", "--scale", "full", "--device", "cpu", "--out", out, "--quiet", *flags, *overrides],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        env={**env, "ICLR25_QUIET": "1"},
+        timeout=600,
+    )
+    run_dir = folder / out
+    if result.returncode in (0, 1):
+        status = json.loads((run_dir / ".iclr25-run.json").read_text())["status"]
+        if status != "complete":
+            raise AssertionError(f"the run folder is marked {status!r}")
+    base = run_dir / checkpoints_under
+    checkpoints = sorted(p.relative_to(base).as_posix() for p in run_dir.rglob("*.ckpt"))
+    return result, run_dir, checkpoints
+
+
+def readme_namespace(package: Path, blocks: int | None = None) -> dict[str, Any]:
+    """Run the ```python blocks of `<package>/README.md` (the first `blocks` of them, or all) in one namespace, as
+    a reader pasting them in order would, and return that namespace for the test's own checks."""
+    import re
+
+    readme = package / "README.md"
+    found = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), flags=re.S)
+    if not found:
+        raise AssertionError(f"{readme} has no python block")
+    namespace: dict[str, Any] = {}
+    for code in found[:blocks]:
+        exec(compile(code, str(readme), "exec"), namespace)
+    return namespace
+
+
+def check_readme_results(package: Path, scale: str = "quick") -> None:
+    """The README's generated results block is the one `results/<scale>/results.json` makes (`iclr25 readme`)."""
+    from iclr25.shared.results import Report, readme_block
+
+    block = readme_block(Report.read(package / "results" / scale))
+    if block not in (package / "README.md").read_text(encoding="utf-8"):
+        raise AssertionError(f"{package.name}/README.md: the results block differs; run `iclr25 readme {package.name}`")
