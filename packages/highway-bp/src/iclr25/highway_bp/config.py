@@ -93,9 +93,9 @@ class Config:
     tf_heads: int = 4
     tf_length: int = 64  # context
     tf_batch: int = 32
-    tf_steps: int = 600
+    tf_steps: int = 400
     tf_lr: float = 1e-3  # AdamW (β2 0.98), weight decay 0.1, clipping 1 (Table 4)
-    tf_warmup: int = 60  # 10% linear warmup, then cosine decay to 0.1×
+    tf_warmup: int = 40  # 10% linear warmup, then cosine decay to 0.1×
     tf_gamma: float = 0.2
     tf_k_fixed: int = 0  # Highway-BP at a constant k
     tf_k_start: int = 0  # Highway-BP with k growing linearly from tf_k_start to tf_k_end over training

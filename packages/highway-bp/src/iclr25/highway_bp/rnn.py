@@ -145,10 +145,18 @@ class HighwayRNN(nn.Module):
         out = torch.gru(x, h0[None], params, True, 1, 0.0, self.training, False, False)[0]  # (T, B, H)
         return torch.cat([h0[None], out])
 
+    def lstm_fused(self, x: Tensor) -> Tensor:
+        """Hidden outputs h_1..h_T (T, B, H) from raw inputs x with PyTorch's native LSTM kernel (s_0 = 0)."""
+        if self.cell != "lstm":
+            raise ValueError("lstm_fused needs the LSTM cell")
+        h0 = torch.zeros(1, x.shape[1], self.hidden_size, dtype=x.dtype, device=x.device)
+        params = [self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh]
+        return torch.lstm(x, (h0, h0), params, True, 1, 0.0, self.training, False, False)[0]
+
     def forward(self, x: Tensor, s0: Tensor | None = None) -> Tensor:
-        """Hidden outputs h_1..h_T (T, B, H) for inputs x (T, B, I)."""
-        if self.cell == "gru" and s0 is None:
-            return self.run_fused(x)[1:]
+        """Hidden outputs h_1..h_T (T, B, H) for inputs x (T, B, I); native kernels when s_0 = 0 (BPTT uses them)."""
+        if s0 is None:
+            return self.run_fused(x)[1:] if self.cell == "gru" else self.lstm_fused(x)
         return self.output(self.run(self.input_proj(x), s0)[1:])
 
 
@@ -210,7 +218,8 @@ def rnn_step(
 ) -> Tensor:
     """Forward + backward of `loss_fn(h_1..h_T)` with BPTT, Highway-BP(k) or FPI(k); accumulates `.grad`.
 
-    BPTT and the forward pass of Highway-BP use PyTorch's native GRU kernel for GRU cells.
+    BPTT uses PyTorch's native GRU/LSTM kernels; the forward pass of Highway-BP uses the native GRU kernel for GRU
+    cells (the LSTM's needs every cell state c_t, which the native kernel does not return).
     x: (T, B, I) inputs with their graph (e.g. from an embedding, which then receives its gradient too).
     `loss_fn` maps the hidden outputs (T, B, H) to a scalar (it may use only the last step). Returns the loss.
     """
