@@ -38,6 +38,9 @@ def test_presets_are_valid():
         ({"validity_n": 1}, "validity_n must be an integer >= 2"),
         ({"mix1_seeds": -1}, "mix1_seeds must be an integer >= 0"),
         ({"extras": "maybe"}, "extras must be one of"),
+        ({"sf_ogd_normaliser": "quirk"}, "sf_ogd_normaliser must be one of"),
+        ({"c_values": (1.0, 0.0)}, r"c_values\[1\] must be > 0"),
+        ({"forecasters": ("arima",)}, r"forecasters\[0\] must be one of"),
     ],
 )
 def test_bad_values_are_rejected(change, message):

@@ -8,7 +8,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iclr25.eci_conformal.reproduce import ECI_FAMILY, PRESETS, _Grid, claims, load_grid, run, select_lr
+from iclr25.eci_conformal.config import Config
+from iclr25.eci_conformal.reproduce import (
+    ECI_FAMILY,
+    PRESETS,
+    _Grid,
+    claims,
+    load_grid,
+    method_kwargs,
+    run,
+    select_lr,
+    stream_seed,
+    width_at_coverage,
+)
 from iclr25.shared.results import Report
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "quick"
@@ -83,10 +95,59 @@ def test_real_data_benchmark_on_generated_files(tmp_path):
     np.savez(tmp_path / "proc" / "changepoint_test" / "ar.npz", forecasts=np.zeros(n))
     res = real_data_benchmark(tmp_path, PRESETS["quick"])
     assert set(res) == {"AMZN", "GOOGL", "changepoint"}
-    assert res["changepoint"]["forecast"] == "cached ar.npz"
-    assert res["AMZN"]["forecast"] == "AR(3) on log y"
-    for r in res.values():
-        assert 0.7 < r["eci"]["coverage"] <= 1.0
+    assert res["changepoint"]["ar"]["forecast"] == "cached ar.npz"
+    assert res["AMZN"]["ar"]["forecast"] == "AR(3) on log y"
+    assert "skipped" in res["AMZN"]["prophet"]
+    for per in res.values():
+        r = per["ar"]
+        assert 0.7 < r["selected"]["eci"]["coverage"] <= 1.0
         assert r["width_ratio_best_eci_over_best_baseline"] > 0
+    names = {
+        c.name for c in claims({**Report.read(RESULTS).metrics, "real_data": res}, PRESETS["quick"], load_grid(RESULTS))
+    }
+    assert {"width_noninferior_real_AMZN_ar", "width_noninferior_real_changepoint_ar"} <= names
     with pytest.raises(ValueError, match="not a folder"):
         real_data_benchmark(tmp_path / "nope", PRESETS["quick"])
+
+
+def test_width_at_coverage_interpolates_the_nearest_bracket():
+    pts = [(0.95, 6.0), (0.91, 5.0), (0.88, 4.0), (0.80, 3.0)]
+    assert width_at_coverage(pts, 0.90) == pytest.approx(4.0 + (5.0 - 4.0) * (0.02 / 0.03))
+    assert width_at_coverage(pts, 0.97) is None  # nothing covers that much
+    assert width_at_coverage([(0.85, 2.0), (0.95, math.inf)], 0.9) is None
+    assert width_at_coverage([(0.9, 2.0), (0.9, 1.5)], 0.9) == 1.5
+
+
+def test_seed_changes_every_random_stream(tmp_path):
+    """`--seed` shifts the settings' series, the validity stream and the score streams; 0 keeps the base seeds."""
+    assert stream_seed(7, 0) == 7 and stream_seed(7, 1) != stream_seed(8, 0)
+    bases = {10_000 * (i + 1) + k for i in range(3) for k in range(5_000)} | set(range(5_000))
+    assert not bases & {stream_seed(b, 1) for b in bases}  # a different --seed never reuses a stream
+    cfg = Config(settings=("changepoint",), seeds=1, n=300, extras=False, mix1_seeds=1, validity_n=500,
+                 figures=False, c_values=())  # fmt: skip
+    reports = [run("quick", tmp_path / f"s{s}", seed=s, config=cfg) for s in (0, 1)]
+    m0, m1 = (r.metrics for r in reports)
+    assert m0["validity_bounded_stream"] != m1["validity_bounded_stream"]
+    for name in m0["score_streams"]:
+        assert m0["score_streams"][name] != m1["score_streams"][name]
+    g0, g1 = (load_grid(tmp_path / f"s{s}") for s in (0, 1))
+    assert g0["changepoint/signed"]["eci"] != g1["changepoint/signed"]["eci"]
+    again = run("quick", tmp_path / "again", seed=1, config=cfg).metrics
+    assert again["validity_bounded_stream"] == m1["validity_bounded_stream"]  # and is reproducible
+
+
+def test_sf_ogd_normaliser_is_selectable():
+    from iclr25.eci_conformal.baselines import sf_ogd
+    from iclr25.eci_conformal.intervals import make_method
+    from iclr25.eci_conformal.methods import run_online
+
+    s = np.abs(np.random.default_rng(0).standard_normal(300))
+    official = run_online(make_method("sf_ogd", 0.1, 1.0, normaliser="official"), s)
+    np.testing.assert_array_equal(official, sf_ogd(s, 0.1, 1.0, official_quirk=True))
+    true = run_online(make_method("sf_ogd", 0.1, 1.0), s)
+    np.testing.assert_array_equal(true, sf_ogd(s, 0.1, 1.0))
+    assert np.abs(true - official).max() > 1e-3
+    assert method_kwargs("sf_ogd", Config(sf_ogd_normaliser="official")) == ("sf_ogd", {"normaliser": "official"})
+    assert method_kwargs("eci@c=0.5", Config()) == ("eci", {"c": 0.5})
+    with pytest.raises(ValueError, match="normaliser must be one of"):
+        make_method("sf_ogd", 0.1, 1.0, normaliser="quirk")

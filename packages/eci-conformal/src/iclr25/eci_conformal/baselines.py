@@ -11,8 +11,9 @@ methods), with these deliberate differences:
   code squares (1+alpha) for a miss. ``official_quirk=True`` restores it.
 - ACI, the trailing window and DtACI keep the past scores in a blocked sorted list (bisect insertion,
   O(sqrt n)-type cost per step) instead of re-sorting the past at every step.
-- The PID scorecaster is a pluggable callable; `ThetaScorecaster` is a light numpy Theta method, not
-  statsmodels' ThetaModel (whose numbers it does not match exactly).
+- The PID scorecaster is a pluggable factory; the registry's `conformal_pid` uses statsmodels' ThetaModel as
+  the official code does (`forecast.ThetaModelScorecaster`, the `[forecast]` extra); `ThetaScorecaster` here
+  is a light numpy Theta method (fixed smoothing, no statsmodels) whose numbers differ.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from iclr25.eci_conformal.methods import RunningRange, check_alpha, check_lr, check_window, run_online
+from iclr25.eci_conformal.methods import RunningRange, Scorecaster, check_alpha, check_lr, check_window, run_online
 
 INF = math.inf
 
@@ -154,7 +155,7 @@ class ConformalPID:
         proportional_lr: bool = True,
         KI: float = 0.0,
         Csat: float = 1.0,
-        scorecaster: Callable[[], ThetaScorecaster] | None = None,
+        scorecaster: Callable[[], Scorecaster] | None = None,
         burn_in: int = 100,
     ) -> None:
         self.alpha, self.lr = check_alpha(alpha), check_lr(lr)

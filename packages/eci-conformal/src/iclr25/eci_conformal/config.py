@@ -46,6 +46,14 @@ class Config:
     mix1_seeds: int = 5  # seeds of the Conformal-PID score streams (mix1 and two more); 0 disables them
     figures: bool = True
     data_dir: str = ""  # optional folder with the paper's real CSVs (see real_data_benchmark); never downloaded
+    # SF-OGD's normaliser: "true" squared gradients (alpha^2 covered, (1 - alpha)^2 missed) or the official
+    # code's ("official": (1 + alpha)^2 for a miss; select it to match the official functions' thresholds)
+    sf_ogd_normaliser: str = "true"
+    # c-sensitivity sweep (the paper's appendix figure uses c in {0.1, 0.5, 1, 1.5, 2}); () switches it off
+    c_values: tuple[float, ...] = (0.1, 0.5, 1.0, 1.5, 2.0)
+    # forecasters of the real-data tables when data_dir is given: "ar" (numpy), "theta" (statsmodels, the
+    # [forecast] extra), "prophet" (only from a cached proc/<name>_test/prophet.npz)
+    forecasters: tuple[str, ...] = ("ar", "prophet")
 
     def __post_init__(self) -> None:
         check_nonempty("settings", self.settings)
@@ -66,6 +74,9 @@ class Config:
         check_nonnegative("validity_margin", self.validity_margin)
         check_int_at_least("mix1_seeds", self.mix1_seeds, 0)
         check_one_of("figures", self.figures, (True, False))
+        check_one_of("sf_ogd_normaliser", self.sf_ogd_normaliser, ("true", "official"))
+        check_each("c_values", self.c_values, check_positive)
+        check_each("forecasters", self.forecasters, check_one_of, ("ar", "theta", "prophet"))
         if not isinstance(self.data_dir, str):
             raise ValueError(f"data_dir must be a folder path (text), got {self.data_dir!r}")
 

@@ -37,6 +37,7 @@ METHODS: tuple[str, ...] = (
 )
 
 Score = Literal["signed", "abs"]
+SF_OGD_NORMALISERS: tuple[str, ...] = ("true", "official")  # true squared gradients / the official code's
 
 
 def make_method(name: str, alpha: float, lr: float | None = None, *, window: int = 100, **kw: Any) -> OnlineMethod:
@@ -62,14 +63,22 @@ def make_method(name: str, alpha: float, lr: float | None = None, *, window: int
     if name == "conformal_pi":
         kw = {"KI": 200.0, "Csat": 1.0, **kw}  # changepoint-config defaults of the official repository
         return ConformalPID(alpha, lr, window=window, **kw)  # type: ignore[arg-type]
-    if name == "conformal_pid":
-        from iclr25.eci_conformal.baselines import ThetaScorecaster
+    if name == "conformal_pid":  # the paper's PID: statsmodels Theta scorecaster (the [forecast] extra)
+        if "scorecaster" not in kw:
+            from iclr25.eci_conformal.forecast import ThetaModelScorecaster
 
-        kw = {"KI": 200.0, "Csat": 1.0, "scorecaster": ThetaScorecaster, "burn_in": window, **kw}
+            period = kw.pop("seasonal_period", 1)
+            ThetaModelScorecaster(period)  # a missing statsmodels fails here, before any step
+            kw["scorecaster"] = lambda: ThetaModelScorecaster(period)
+        kw = {"KI": 200.0, "Csat": 1.0, "burn_in": window, **kw}
         return ConformalPID(alpha, lr, window=window, **kw)  # type: ignore[arg-type]
     if name == "ogd":
         return OGD(alpha, lr, **kw)  # type: ignore[arg-type]
-    if name == "sf_ogd":
+    if name == "sf_ogd":  # normaliser="official" (or official_quirk=True): the official (1 + alpha)^2 quirk
+        normaliser = kw.pop("normaliser", "true")
+        if normaliser not in SF_OGD_NORMALISERS:
+            raise ValueError(f"normaliser must be one of {', '.join(SF_OGD_NORMALISERS)}; got {normaliser!r}")
+        kw.setdefault("official_quirk", normaliser == "official")
         return SFOGD(alpha, lr, **kw)  # type: ignore[arg-type]
     if name == "decay_ogd":
         return DecayOGD(alpha, lr, **kw)  # type: ignore[arg-type]

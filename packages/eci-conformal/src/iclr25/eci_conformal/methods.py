@@ -41,6 +41,18 @@ VARIANTS: tuple[str, ...] = ("basic", "cutoff", "integral", "smoothed", "smoothe
 EQ_MODES: tuple[str, ...] = ("official", "accumulate")
 
 
+class Scorecaster(Protocol):
+    """A one-step forecaster of the score stream (Conformal PID's D-part): observe scores, forecast the next."""
+
+    def push(self, value: float) -> None:
+        """Observe one more score."""
+        ...
+
+    def forecast(self) -> float:
+        """Forecast of the next score from the scores pushed so far."""
+        ...
+
+
 class OnlineMethod(Protocol):
     """What every online threshold method offers: the current threshold and a one-score update."""
 
@@ -150,6 +162,10 @@ class ECI:
         cutoff_window: window of the cutoff range and of ECI-cutoff's step (official forces 100).
         decay: weight decay of ECI-integral, eq. (7) (official 0.95).
         include_current: ECI-integral also weights the current EQ_t (official False).
+        scorecaster: factory of a `Scorecaster` ("ECI + scorecaster", paper Sec. 5 discussion; not in the
+            official code): q_{t+1} gains the forecast of s_{t+1} made from s_0..s_{t-1} once t > burn_in,
+            exactly as Conformal PID adds its scorecast (same lag); err_t and EQ_t use the q_t actually used.
+        burn_in: no scorecast while t <= burn_in (official T_burnin).
     """
 
     def __init__(
@@ -166,6 +182,8 @@ class ECI:
         cutoff_window: int | None = 100,
         decay: float = 0.95,
         include_current: bool = False,
+        scorecaster: Callable[[], Scorecaster] | None = None,
+        burn_in: int = 100,
     ) -> None:
         self.alpha = check_alpha(alpha)
         self.lr = check_lr(lr)
@@ -184,6 +202,8 @@ class ECI:
         self.cutoff_h = float(cutoff_h)
         self.decay = float(decay)
         self.include_current = bool(include_current)
+        self.scorecaster_factory = scorecaster
+        self.burn_in = int(burn_in)
         if variant == "cutoff" and cutoff_window is not None:
             window = cutoff_window  # the official ECI_cutoff overrides the window with 100
         self.window = check_window(window)
@@ -197,6 +217,7 @@ class ECI:
         self._range = RunningRange(self.window)
         self._int_sum = 0.0  # ECI-integral: S_t = sum_{i<t} decay^{t-1-i} EQ_i
         self._int_norm = 0.0  # Z_t = sum_{i<t} decay^{t-1-i}
+        self._caster = self.scorecaster_factory() if self.scorecaster_factory else None
 
     @property
     def threshold(self) -> float:
@@ -210,6 +231,11 @@ class ECI:
         eta = self.lr * rng if (self.proportional_lr and t > 0) else self.lr  # eq. (4)
         self._range.push(s)
         self.t = t + 1
+        cast = 0.0
+        if self._caster is not None:  # ECI + scorecaster: the forecast of s_{t+1} from s_0..s_{t-1} (PID's lag)
+            if t > self.burn_in:
+                cast = self._caster.forecast()
+            self._caster.push(s)
         variant = self.variant
         if t == 0 and variant in ("cutoff", "smoothed"):  # the official code skips the first update
             return self.q
@@ -235,10 +261,10 @@ class ECI:
                     self._int_norm = self.decay * self._int_norm + 1.0
         if self.eq_mode == "official":  # eq. (5)
             self.qbar += eta * grad
-            self.q = self.qbar + eta * eq
+            self.q = self.qbar + eta * eq + cast
         else:  # ablation: EQ accumulated into the state
             self.qbar += eta * (grad + eq)
-            self.q = self.qbar
+            self.q = self.qbar + cast
         return self.q
 
 

@@ -101,15 +101,29 @@ def ogd_reference(scores: np.ndarray, alpha: float, lr: float, kind: str = "fixe
 
 
 def pid_reference(
-    scores: np.ndarray, alpha: float, lr: float, window: int = 100, KI: float = 0.0, Csat: float = 1.0
+    scores: np.ndarray,
+    alpha: float,
+    lr: float,
+    window: int = 100,
+    KI: float = 0.0,
+    Csat: float = 1.0,
+    scorecast_period: int | None = None,
 ) -> np.ndarray:
-    """Conformal P / PI (no scorecaster), as the official quantile_integrator_log_scorecaster."""
+    """Conformal P / PI, and PID when `scorecast_period` is given, as the official
+    quantile_integrator_log_scorecaster: statsmodels ThetaModel refit on scores[:t] for t > T_burnin (= window)
+    and its one-step forecast added to q_{t+1}."""
     scores = np.asarray(scores, dtype=float)
     T = len(scores)
     q = np.zeros(T)
     qts = np.zeros(T)
     cov = np.zeros(T)
+    casts = np.zeros(T)
     for t in range(T):
+        if scorecast_period is not None and t > window and t + 1 < T:
+            from statsmodels.tsa.forecasting.theta import ThetaModel
+
+            fit = ThetaModel(np.nan_to_num(scores[:t]).astype(float), period=scorecast_period).fit()
+            casts[t + 1] = np.asarray(fit.forecast(1))[0]
         lr_t = _lr_t(scores, t, lr, window, True)
         cov[t] = q[t] >= scores[t]
         grad = alpha if cov[t] else -(1 - alpha)
@@ -121,7 +135,26 @@ def pid_reference(
             integ = KI * (np.inf if arg >= np.pi / 2 else -np.inf if arg <= -np.pi / 2 else np.tan(arg))
         if t < T - 1:
             qts[t + 1] = qts[t] - lr_t * grad
-            q[t + 1] = qts[t + 1] + integ
+            q[t + 1] = qts[t + 1] + integ + casts[t + 1]
+    return q
+
+
+def eci_scorecaster_reference(
+    scores: np.ndarray, alpha: float, lr: float, casts: np.ndarray, window: int = 100, burn_in: int = 100
+) -> np.ndarray:
+    """ECI + scorecaster (not in the official code): the official ECI loop with `casts[t]` (the forecast of
+    s_{t+1} made from scores[:t], as PID's) added to q_{t+1} for t > burn_in."""
+    scores = np.asarray(scores, dtype=float)
+    T = len(scores)
+    q = np.zeros(T)
+    qbar = np.zeros(T)
+    for t in range(T - 1):
+        lr_t = _lr_t(scores, t, lr, window, True)
+        s = scores[t]
+        grad = float(s > q[t]) - alpha
+        eq = (s - q[t]) * _fprime(s - q[t], 1.0)
+        qbar[t + 1] = qbar[t] + lr_t * grad
+        q[t + 1] = qbar[t + 1] + lr_t * eq + (casts[t] if t > burn_in else 0.0)
     return q
 
 
