@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -68,3 +69,103 @@ def holm(pvalues: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p[i]))
         adjusted[i] = running
     return adjusted.tolist()
+
+
+# Config fields that decide a model's numbers on a seed; the others choose which models and seeds a run has.
+RUN_ONLY_FIELDS = (
+    "seeds",
+    "workers",
+    "threads",
+    "ablation_ratios",
+    "noise_ablation",
+    "clip_ablation",
+    "checkpoint_every",
+)
+BASELINE = "dpm"
+
+
+def merge_seed_rows(reports: Sequence[dict]) -> tuple[list[dict], list[str]]:
+    """Per-seed rows of several `results.json` documents of the same setting, by seed; returns the rows and the
+    models every row has. Refuses runs whose settings differ and seeds whose shared models disagree."""
+    if not reports:
+        raise ValueError("need at least one results.json")
+    setting = [{k: v for k, v in r["config"].items() if k not in RUN_ONLY_FIELDS} for r in reports]
+    for other in setting[1:]:
+        diff = sorted(k for k in set(setting[0]) | set(other) if setting[0].get(k) != other.get(k))
+        if diff:
+            raise ValueError(f"the runs differ in {diff}: their seeds are not comparable")
+    rows: dict[int, dict] = {}
+    for report in reports:
+        for row in report["metrics"]["per_seed"]:
+            seed = int(row["seed"])
+            if seed in rows:
+                shared = [m for m in row if isinstance(row[m], dict) and m in rows[seed]]
+                if any(row[m]["crps"] != rows[seed][m]["crps"] for m in shared):
+                    raise ValueError(f"seed {seed} gives different CRPS in two runs of the same setting")
+                rows[seed] = {**row, **rows[seed]}
+            else:
+                rows[seed] = dict(row)
+    ordered = [rows[s] for s in sorted(rows)]
+    models = [m for m, v in ordered[0].items() if isinstance(v, dict) and all(m in r for r in ordered)]
+    if BASELINE not in models:
+        raise ValueError(f"every seed needs the baseline {BASELINE!r}; common models: {models}")
+    return ordered, models
+
+
+def paired_report(rows: Sequence[dict], models: Sequence[str], metric: str = "crps") -> dict:
+    """Every model against DPM on the given per-seed rows: paired statistics with Holm-adjusted p-values."""
+    base = [row[BASELINE][metric] for row in rows]
+    names = [m for m in models if m != BASELINE]
+    out = {m: paired_comparison(base, [row[m][metric] for row in rows]) for m in names}
+    for m, p in zip(names, holm([out[m]["p_sign_flip"] for m in names]), strict=True):
+        out[m]["p_holm"] = p
+        out[m]["significant"] = p < 0.05
+    return {
+        "seeds": [int(row["seed"]) for row in rows],
+        "metric": metric,
+        "per_seed": {m: [row[m][metric] for row in rows] for m in models},
+        "vs_dpm": out,
+    }
+
+
+def paired_markdown(result: dict) -> str:
+    """The paired comparison as Markdown: one row per seed, then the tests."""
+    models = list(result["per_seed"])
+    lines = [f"Paired comparison over seeds {result['seeds']} ({result['metric']}, lower is better).", ""]
+    lines += ["| seed | " + " | ".join(models) + " |", "|---" * (len(models) + 1) + "|"]
+    for i, seed in enumerate(result["seeds"]):
+        lines.append(f"| {seed} | " + " | ".join(f"{result['per_seed'][m][i]:.4f}" for m in models) + " |")
+    lines.append("| mean | " + " | ".join(f"{np.mean(result['per_seed'][m]):.4f}" for m in models) + " |")
+    lines += ["", "| vs DPM | mean ratio | mean diff (DPM - model) | sd | t | better on | sign-flip p | Holm p |"]
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for m, p in result["vs_dpm"].items():
+        lines.append(
+            f"| {m} | {p['ratio_of_means']:.3f} | {p['mean_diff']:.5f} | {p['sd_diff']:.5f} | {p['t']:.2f} | "
+            f"{p['wins']}/{p['n']} | {p['p_sign_flip']:.4f} | {p['p_holm']:.4f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_paired(runs: Sequence[str | Path], out: str | Path, metric: str = "crps") -> dict:
+    """Merge the per-seed rows of run folders (or results.json files) and write paired.json and paired.md."""
+    import json
+
+    from iclr25.shared.results import atomic_write_json, atomic_write_text
+    from iclr25.shared.safeload import reading_file
+
+    docs = []
+    for run in runs:
+        path = Path(run) / "results.json" if Path(run).is_dir() else Path(run)
+        if not path.is_file():
+            raise ValueError(f"{path} does not exist")
+        with reading_file(path, "results.json written by `reproduce`"):
+            docs.append(json.loads(path.read_text()))
+    rows, models = merge_seed_rows(docs)
+    result = paired_report(rows, models, metric)
+    result["runs"] = [doc.get("command", "") for doc in docs]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(out / "paired.json", result)
+    commands = "\n".join(f"- `{c}`" for c in result["runs"])
+    atomic_write_text(out / "paired.md", f"{paired_markdown(result)}\nRuns merged:\n{commands}\n")
+    return result
