@@ -225,3 +225,54 @@ class LMConfig:
         check_nonnegative("weight_decay", self.weight_decay)
         if self.model == "deltanet" and self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+
+
+WORD_SUBSETS = ("all", "swaps", "swaps3", "4tokens")  # data.WORD_SUBSETS
+WORD_MODELS = ("deltanet", "mamba", "lstm", "transformer", "fullmatrix")
+
+
+@dataclass(frozen=True)
+class WordConfig:
+    """One S5 word-problem run (§5.2): every position supervised with the prefix product; sequence accuracy vs length.
+
+    Paper (App. E.2, unverified summary): train length 32, test up to 500, batch 512, lr 1e-4, wd 0.01, clip 1.0,
+    d_model 128, 4 heads, 1 or 5 layers, no short conv. The defaults here are a CPU-sized version.
+    """
+
+    subset: str = "swaps"
+    model: str = "deltanet"
+    eig_range: str = "[-1,1]"
+    d_model: int = 32
+    n_layers: int = 1
+    n_heads: int = 2
+    use_short_conv: bool = False  # the paper's S5 runs have no short convolution
+    train_len: int = 16
+    test_len: int = 64
+    steps: int = 600
+    batch_size: int = 64
+    lr: float = 1e-3
+    weight_decay: float = 0.01
+    warmup: int = 50
+    grad_clip: float = 1.0
+    eval_n: int = 512
+    eval_seed: int = 12_345
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_one_of("subset", self.subset, WORD_SUBSETS)
+        check_one_of("model", self.model, WORD_MODELS)
+        object.__setattr__(self, "eig_range", parse_eig_range(self.eig_range))
+        _check_bool("use_short_conv", self.use_short_conv)
+        for name in ("d_model", "n_layers", "n_heads", "train_len", "test_len", "steps", "batch_size", "eval_n"):
+            check_int_at_least(name, getattr(self, name), 1)
+        for name in ("warmup", "eval_seed", "seed"):
+            check_int_at_least(name, getattr(self, name), 0)
+        check_positive("lr", self.lr)
+        check_nonnegative("weight_decay", self.weight_decay)
+        check_nonnegative("grad_clip", self.grad_clip)
+        if self.test_len < self.train_len:
+            raise ValueError(f"test_len ({self.test_len}) must be >= train_len ({self.train_len})")
+        if self.subset == "4tokens" and (self.train_len % 4 or self.test_len % 4):
+            raise ValueError(f"subset '4tokens' needs lengths divisible by 4, got {self.train_len}, {self.test_len}")
+        if self.model in ("deltanet", "transformer") and self.d_model % self.n_heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")

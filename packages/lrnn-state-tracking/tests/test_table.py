@@ -1,0 +1,97 @@
+"""`table`: our results in the layout of the paper's Table 3, from reproduce results.json and study.json files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from iclr25.lrnn_state_tracking import studies
+from iclr25.lrnn_state_tracking.config import TrainConfig
+from iclr25.lrnn_state_tracking.table import collect, format_table3
+
+
+def _write(path, data):
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_table_layout_from_results_and_studies(tmp_path):
+    results = _write(
+        tmp_path / "results.json",
+        {
+            "scale": "quick",
+            "config": {"grid_layers": 1, "grid_d_model": 32, "grid_batch": 64, "grid_steps_parity": 1000},
+            "metrics": {"table3_scaled_accuracy": {"parity": {"deltanet [0,1]": [-0.01], "deltanet [-1,1]": [0.75]}}},
+        },
+    )
+    study = _write(
+        tmp_path / "study.json",
+        {
+            "study": "mod_arith",
+            "setting": "1L d32",
+            "cells": [
+                {"task": "mod", "model": "deltanet", "eig_range": "[-1,1]", "values": [0.2, 0.4]},
+                {"task": "s5_swaps", "model": "deltanet", "eig_range": "[-1,1]", "values": [1.0], "metric": "x"},
+            ],
+        },
+    )
+    text = format_table3(collect([results, study]))
+    lines = text.splitlines()
+    assert lines[0].startswith("| model | Parity: ours / paper | Mod. arith. w/o brackets")
+    row = next(line for line in lines if line.startswith("| DeltaNet [-1,1]"))
+    assert (
+        row == "| DeltaNet [-1,1] | **0.750** (best of 1) / 1.000 | **0.400** (best of 2) / 0.971 | not run / 0.260 |"
+    )
+    assert "| mLSTM | not built / 0.087" in text
+    assert "seeds 0.200, 0.400; 1L d32 (mod_arith)" in text
+    assert [line.split("|")[1].strip() for line in lines[2:9]] == [
+        "Transformer",
+        "mLSTM",
+        "sLSTM (ours: nn.LSTM)",
+        "Mamba [0,1]",
+        "Mamba [-1,1]",
+        "DeltaNet [0,1]",
+        "DeltaNet [-1,1]",
+    ]
+
+
+def test_table_rejects_foreign_files(tmp_path):
+    with pytest.raises(ValueError, match="neither"):
+        collect([_write(tmp_path / "a.json", {"x": 1})])
+    (tmp_path / "b.json").write_text("{oops", encoding="utf-8")
+    with pytest.raises(ValueError, match="not a readable JSON"):
+        collect([tmp_path / "b.json"])
+
+
+def test_run_study_records_per_seed_values(monkeypatch):
+    tiny = TrainConfig(task="parity", model="figure1", d_model=4, n_layers=1, steps=2, batch_size=4, warmup=0)
+    monkeypatch.setitem(studies.STUDIES, "tiny", {"what": "tiny", "runs": [("a", tiny)], "seeds": (0, 1), "eval_n": 8})
+    record = studies.run_study("tiny")
+    (cell,) = record["cells"]
+    assert cell["seeds"] == [0, 1] and len(cell["values"]) == 2 and cell["metric"] == "scaled_accuracy"
+    assert all(-1 <= v <= 1 for v in cell["values"]) and record["cpu_s"] >= 0
+    with pytest.raises(ValueError, match="study must be one of"):
+        studies.run_study("nope")
+
+
+def test_study_claims_margins():
+    def cell(r, values, label=None):
+        return {"label": label or r, "eig_range": r, "model": "deltanet", "seeds": [1, 2], "values": values}
+
+    record = {
+        "study": "s5_swaps",
+        "setting": "S5 swaps",
+        "cells": [cell("[0,1]", [0.1, 0.2]), cell("[-1,1]", [0.9, 0.5])],
+    }
+    (claim,) = studies.study_claims(record)
+    assert claim.holds and not claim.gated and "0.900 vs 0.200" in claim.ours
+    record["cells"][1]["values"] = [0.3, 0.3]  # a gap below the margin (0.2) is reported as not holding
+    assert not studies.study_claims(record)[0].holds
+    budget = {
+        "study": "deltanet_budget",
+        "setting": "",
+        "cells": [cell("[-1,1]", [0.7, 0.8], "1L 1000 steps"), cell("[-1,1]", [0.9, 0.9], "1L 3000 steps")],
+    }
+    (more,) = studies.study_claims(budget)
+    assert more.name == "budget_1L_3000_steps" and more.holds
