@@ -46,6 +46,8 @@ def test_choose_default_prefers_raw_unless_clearly_worse():
     assert choose_default({"raw c=1": _s(3, 0.4), "raw c=100": _s(5, 0.3), "std c=1": _s(6, 0.2)}) == "raw c=100"
     assert choose_default({"raw c=1": _s(3, 0.4), "raw c=100": _s(3, 0.3), "std c=1": _s(5, 0.5)}) == "std c=1"
     assert choose_default({"raw c=1": _s(3, 0.2), "raw c=100": _s(3, 0.3)}) == "raw c=1"
+    assert choose_default({"raw c=1": _s(3, 0.2), "noveld std c=1": _s(9, 0.1)}) == "raw c=1"
+    assert ScaleSetting("std", 1.0, "noveld").label == "noveld std c=1"
 
 
 def test_tiny_study(tmp_path):

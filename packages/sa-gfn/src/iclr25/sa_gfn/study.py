@@ -26,11 +26,13 @@ class ScaleSetting:
 
     normalize: str
     c: float
+    intrinsic: str = "rnd"  # "noveld": the NovelD ablation (reported, never chosen)
 
     @property
     def label(self) -> str:
-        """'raw c=100', 'std c=1', ..."""
-        return f"{'raw' if self.normalize == 'none' else self.normalize} c={self.c:g}"
+        """'raw c=100', 'std c=1', 'noveld std c=1', ..."""
+        prefix = "noveld " if self.intrinsic == "noveld" else ""
+        return f"{prefix}{'raw' if self.normalize == 'none' else self.normalize} c={self.c:g}"
 
 
 SETTINGS: tuple[ScaleSetting, ...] = (
@@ -78,13 +80,14 @@ def summarise(finals: list[dict[str, Any]], histories: list[list[dict[str, Any]]
 
 def choose_default(summary: dict[str, dict[str, Any]]) -> str:
     """The README's rule: the raw setting with most seeds capturing all targets (ties: lower mean TV); a
-    normalisation style replaces it only if it captures all targets in at least 2 more selection seeds."""
+    normalisation style replaces it only if it captures all targets in at least 2 more selection seeds (NovelD
+    settings are an ablation and never chosen)."""
 
     def key(label: str) -> tuple[int, float]:
         return (summary[label]["seeds_all_captured"], -summary[label]["tv_mean"])
 
     raw = max((lab for lab in summary if lab.startswith("raw")), key=key)
-    norm = [lab for lab in summary if not lab.startswith("raw")]
+    norm = [lab for lab in summary if not lab.startswith(("raw", "noveld"))]
     best_norm = max(norm, key=key) if norm else None
     if best_norm is not None and key(best_norm)[0] >= key(raw)[0] + 2:
         return best_norm
@@ -127,7 +130,7 @@ def scale_study(
                 "sagfn",
                 first_seed + s,
                 env,
-                dict(kw, rnd_normalize=st.normalize, intrinsic_scale=st.c),
+                dict(kw, rnd_normalize=st.normalize, intrinsic_scale=st.c, intrinsic=st.intrinsic),
                 iters,
                 eval_every,
                 device,
