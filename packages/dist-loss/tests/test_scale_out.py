@@ -6,9 +6,6 @@ checkpoints."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,13 +13,15 @@ import pytest
 import torch
 
 from iclr25.dist_loss.train import MLP, fit, make_loss, rrt
-from iclr25.shared.fabric import Checkpointer, make_fabric
+from iclr25.shared.fabric import Checkpointer
+from iclr25.shared.testing import one_and_two_processes, reproduce_full_preset
 
 WORKER = """
 import numpy as np
 import torch
 
 from iclr25.dist_loss.train import MLP, fit, make_loss
+from iclr25.shared.testing import finish_worker
 
 
 def run(fabric, method, out):
@@ -38,28 +37,15 @@ def run(fabric, method, out):
     gen = torch.Generator().manual_seed(0)
     fit(model, list(model.parameters()), x, torch.as_tensor(y).double(), setup, x[:16], y[:16], 2, 32, 1e-2, "plain", gen,
         fabric=fabric)
-    if fabric.global_rank == 0:
-        extra = [p.detach().flatten() for p in setup.params]
-        torch.save(torch.cat([p.detach().flatten() for p in model.parameters()] + extra), out)
-    fabric.barrier()  # then close gloo before the process exits: its threads otherwise abort the exit now and then
-    if torch.distributed.is_initialized():
-        torch.distributed.destroy_process_group()
+    extra = [p.detach().flatten() for p in setup.params]
+    finish_worker(fabric, torch.cat([p.detach().flatten() for p in model.parameters()] + extra), out)
 """
 
 
 @pytest.mark.enable_socket  # gloo talks over the loopback interface
 @pytest.mark.parametrize("method", ["dist"])  # the whole-batch loss; "bmc" (a loss parameter) passes too
-def test_two_processes_equal_one_with_the_whole_batch(
-    method: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "dist_ddp_worker.py").write_text(WORKER)
-    monkeypatch.syspath_prepend(str(tmp_path))  # spawned processes inherit sys.path
-    import dist_ddp_worker
-
-    make_fabric("cpu", devices=1, precision="64-true").launch(dist_ddp_worker.run, method, tmp_path / "one.pt")
-    two = make_fabric("cpu", devices=2, strategy="ddp_spawn", precision="64-true")
-    two.launch(dist_ddp_worker.run, method, tmp_path / "two.pt")
-    one, both = torch.load(tmp_path / "one.pt"), torch.load(tmp_path / "two.pt")
+def test_two_processes_equal_one_with_the_whole_batch(method: str, tmp_path: Path) -> None:
+    one, both = one_and_two_processes(WORKER, tmp_path, method)
     assert one.dtype == torch.float64
     assert torch.allclose(one, both, atol=1e-6, rtol=0), (one - both).abs().max()
     fake = type("TwoProcesses", (), {"global_rank": 0, "world_size": 2})
@@ -119,25 +105,16 @@ def test_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
 
 @pytest.mark.enable_socket
 def test_full_preset_starts_on_two_cpu_processes_and_checkpoints(tmp_path: Path) -> None:
-    cli = Path(sys.executable).parent / "iclr25-dist-loss"
     tiny = ["seeds=1", "epochs_stage1=2", "epochs_stage2=2", "lr_steps=1", "methods=l1,dist", "hidden=8",
             "compare_default_init=false", "end_to_end=false", "bench_batches=8", "bench_repeats=1", "figures=false",
             "data_scale=1", "threads=1", "batch_size=1024", "checkpoint_every=1"]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK")}
-    result = subprocess.run(
-        [str(cli), "reproduce", "--scale", "full", "--device", "cpu", "--devices", "2", "--out", "run", "--quiet", *tiny],
-        capture_output=True, text=True, cwd=tmp_path, env={**env, "ICLR25_QUIET": "1"}, timeout=600,
-    )  # fmt: skip
+    result, run_dir, saved = reproduce_full_preset("dist-loss", tiny, tmp_path, "--devices", "2")
     assert result.returncode in (0, 1), result.stderr[-3000:]  # 1: a gated claim need not hold after 2 epochs
-    assert json.loads((tmp_path / "run" / ".iclr25-run.json").read_text())["status"] == "complete"
-    saved = sorted(
-        p.relative_to(tmp_path / "run" / "checkpoints").as_posix() for p in (tmp_path / "run").rglob("*.ckpt")
-    )
     assert saved == [
         "seed0-rrt_dist/step-1.ckpt", "seed0-rrt_dist/step-2.ckpt", "seed0-rrt_l1/step-1.ckpt",
         "seed0-rrt_l1/step-2.ckpt", "seed0-stage1-l1/step-1.ckpt", "seed0-stage1-l1/step-2.ckpt",
     ]  # fmt: skip
-    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert sum(row.get("method") == "rrt_dist" for row in rows) == 1  # logged once, by rank 0
 
 
@@ -157,20 +134,11 @@ def _write_dir_images(root: Path) -> None:
 def test_full_preset_image_path_starts_on_two_cpu_processes_and_checkpoints(tmp_path: Path) -> None:
     (tmp_path / "agedb").mkdir()
     _write_dir_images(tmp_path / "agedb")
-    cli = Path(sys.executable).parent / "iclr25-dist-loss"
     tiny = ["data_dir=agedb", "seeds=1", "epochs_stage1=2", "epochs_stage2=1", "lr_steps=1", "methods=l1,dist",
             "image_size=8", "resnet_layers=1", "resnet_width=2", "num_workers=0", "batch_size=8",
             "bench_batches=8", "bench_repeats=1", "figures=false", "threads=1", "checkpoint_every=1"]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK")}
-    result = subprocess.run(
-        [str(cli), "reproduce", "--scale", "full", "--device", "cpu", "--devices", "2", "--out", "run", "--quiet", *tiny],
-        capture_output=True, text=True, cwd=tmp_path, env={**env, "ICLR25_QUIET": "1"}, timeout=600,
-    )  # fmt: skip
+    result, _, saved = reproduce_full_preset("dist-loss", tiny, tmp_path, "--devices", "2")
     assert result.returncode in (0, 1), result.stderr[-3000:]
-    assert json.loads((tmp_path / "run" / ".iclr25-run.json").read_text())["status"] == "complete"
-    saved = sorted(
-        p.relative_to(tmp_path / "run" / "checkpoints").as_posix() for p in (tmp_path / "run").rglob("*.ckpt")
-    )
     assert saved == [
         "seed0-rrt_dist/step-1.ckpt", "seed0-rrt_l1/step-1.ckpt", "seed0-stage1-l1/step-1.ckpt",
         "seed0-stage1-l1/step-2.ckpt",

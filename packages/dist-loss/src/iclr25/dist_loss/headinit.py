@@ -3,7 +3,8 @@
 Stage 2 (RRT) re-initialises the last linear layer on frozen stage-1 features. Three initialisations
 (`train.rrt`, `names.HEAD_INITS`): "zero" (weights 0, bias at the train-label mean: this package's default),
 "default" (PyTorch's random weights, bias at the label mean: spec 6a) and "official" (PyTorch's random weights
-and bias: the official trainer's fresh `nn.Linear`, also run with its 90-epoch schedule, LR x0.1 at 60 and 80).
+and bias: the official trainer's fresh `nn.Linear`), each also with the official 90-epoch schedule (LR x0.1 at
+60 and 80; `--long-inits`).
 For every head seed the L1 head and the Dist head start from the same weights and see the same batches; the
 per-seed ratio is few-shot MAE(Dist) / few-shot MAE(L1). The failure rule, fixed before the runs: a seed
 fails when the ratio is >= 1 (Dist Loss does not lower the few-shot error); a ratio above 0.92 misses the
@@ -87,15 +88,17 @@ def head_init_study(
     data_seeds: tuple[int, ...] = (0,),
     head_seeds: tuple[int, ...] = tuple(range(10)),
     inits: tuple[str, ...] = HEAD_INITS,
-    official_epochs: int = 90,
-    official_lr_steps: tuple[int, ...] = (60, 80),
+    long_epochs: int = 90,
+    long_lr_steps: tuple[int, ...] = (60, 80),
+    long_inits: tuple[str, ...] = ("official",),
     device: str = "cpu",
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Train RRT L1 and Dist heads from every init and head seed on the stage-1 backbone of each data seed.
 
     Returns (rows, line): one row per head (test metrics, best epoch, the initial head's correlation with
     the labels, the trained head's) and `loss_along_line` on the first backbone, forward direction = its zero-init L1 head.
-    The official init also runs with `official_epochs` (0: skip) and LR drops at `official_lr_steps`.
+    The `long_inits` (default: the official one) also run the official trainer's schedule: `long_epochs` (0: skip)
+    with LR drops at `long_lr_steps`.
     """
     import copy
 
@@ -107,14 +110,14 @@ def head_init_study(
     from iclr25.shared.progress import progress
     from iclr25.shared.seed import seed_everything
 
-    unknown = [i for i in inits if i not in HEAD_INITS]
+    unknown = [i for i in (*inits, *long_inits) if i not in HEAD_INITS]
     if unknown or not inits:
         raise ValueError(f"inits must be some of {', '.join(HEAD_INITS)}, got {list(inits)}")
     if not data_seeds or not head_seeds:
         raise ValueError("need at least one data seed and one head seed")
     schedules = [(i, config.epochs_stage2, config.lr_steps) for i in inits]
-    if "official" in inits and official_epochs:
-        schedules.append(("official", official_epochs, official_lr_steps))
+    if long_epochs:
+        schedules += [(i, long_epochs, long_lr_steps) for i in long_inits]
     loss_kwargs = dict(
         lam=config.lam, eps=config.eps, bw=config.bw, min_label=config.min_label,
         max_label=config.max_label, step=config.step,
@@ -268,13 +271,19 @@ def _main(argv: list[str] | None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="folder for runs.jsonl, summary.json, head_init.png")
     parser.add_argument("--data-seeds", default="0", help="stage-1 backbones (data seeds), e.g. 0,1")
     parser.add_argument("--head-seeds", type=int, default=10, help="head seeds 0..N-1 (default: 10)")
-    parser.add_argument("--official-epochs", type=int, default=90, help="the official schedule's epochs (0: skip)")
+    parser.add_argument("--long-epochs", type=int, default=90, help="the official schedule's epochs (0: skip)")
+    parser.add_argument(
+        "--long-inits", default="official", help="inits also run with --long-epochs, e.g. zero,official"
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an earlier study in --out")
     parser.add_argument("overrides", nargs="*", help="Config fields key=value (default: the quick preset)")
     args = parser.parse_args(argv)
     data_seeds = _ints(args.data_seeds, "data-seeds")
-    if args.head_seeds < 1 or args.official_epochs < 0:
-        raise ValueError("--head-seeds must be >= 1 and --official-epochs >= 0")
+    if args.head_seeds < 1 or args.long_epochs < 0:
+        raise ValueError("--head-seeds must be >= 1 and --long-epochs >= 0")
+    long_inits = tuple(i for i in args.long_inits.split(",") if i)
+    if not set(long_inits) <= set(HEAD_INITS):
+        raise ValueError(f"--long-inits takes some of {','.join(HEAD_INITS)}, got {args.long_inits!r}")
     from iclr25.dist_loss.config import PRESETS
     from iclr25.shared.cli import build_config
 
@@ -286,10 +295,10 @@ def _main(argv: list[str] | None) -> int:
     import torch
 
     torch.set_num_threads(max(config.threads, 1))
-    steps = tuple(s for s in (60, 80) if s < args.official_epochs)
+    steps = tuple(s for s in (60, 80) if s < args.long_epochs)
     wall, cpu = time.perf_counter(), os.times()
     rows, line = head_init_study(config, data_seeds, tuple(range(args.head_seeds)), HEAD_INITS,
-                                 args.official_epochs, steps)  # fmt: skip
+                                 args.long_epochs, steps, long_inits)  # fmt: skip
     end = os.times()
     summary = summarise(rows)
     args.out.mkdir(parents=True, exist_ok=True)

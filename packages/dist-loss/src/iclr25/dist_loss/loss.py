@@ -86,7 +86,15 @@ def make_base_loss(base: str | nn.Module) -> nn.Module:
 
 
 class DistLoss(nn.Module):
-    """Dist Loss (paper Sec. 3): lam * l(SoftSort(yhat), q) + l(yhat, y), per element, then mean or sum."""
+    """Dist Loss (paper Sec. 3): lam * l(SoftSort(yhat), q) + l(yhat, y), per element, then mean or sum.
+
+    Start a fresh head at zero weights (bias at the label mean), not at random: the distribution term depends
+    only on the sorted predictions, so it cannot tell a head that orders the batch like the labels from one that
+    orders it backwards. Along the line from the mean predictor towards the reversed predictor the sample term
+    rises about as fast as the distribution term falls (exactly, with an L1 base and lam = 1, for symmetric,
+    perfectly ranked labels), so the total loss is flat there and a backwards head is not pushed back
+    (`train.rrt`, `headinit.loss_along_line`, and the README's head-initialisation study).
+    """
 
     def __init__(
         self,

@@ -308,6 +308,16 @@ def rrt(
     `head_init` (`HEAD_INITS`): "zero" (weights 0, bias = train-label mean), "default" (PyTorch's random
     weights, bias = train-label mean, spec 6a) or "official" (PyTorch's random weights and bias, as the
     official trainer's fresh `nn.Linear`).
+
+    Warning for a head of your own: start it at zero weights (or with its predictions ordered like the labels).
+    The distribution term of Dist Loss sees only the sorted predictions, so it rewards spread in whichever
+    order the head puts the samples. On the line p(t) = mean(y) + t (g - mean g) through the mean predictor
+    (t = 0) and a forward predictor g (t = 1), the sample term rises for t < 0 as fast as the distribution term
+    falls: with an L1 base and lam = 1 the total loss is exactly flat from the reversed predictor (t = -1) to the
+    mean predictor for symmetric, perfectly ranked labels, and nearly flat otherwise (`headinit.loss_along_line`).
+    A random head that starts anti-correlated with the labels thus gets almost no push back through t = 0 and
+    can be driven further backwards; on the synthetic task RRT + Dist then loses to RRT + L1 (see the README's
+    head-initialisation study, `python -m iclr25.dist_loss.headinit`).
     """
     if head_init not in HEAD_INITS:
         raise ValueError(f"head_init must be one of {', '.join(HEAD_INITS)}; got {head_init!r}")
