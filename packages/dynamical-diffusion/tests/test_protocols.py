@@ -106,9 +106,11 @@ def _gluonts_folder(root: Path, length: int = 80, dim: int = 3) -> np.ndarray:
     (root / "train").mkdir(parents=True)
     (root / "test").mkdir()
     (root / "metadata.json").write_text(json.dumps({"freq": "H", "prediction_length": 4}))
-    for split, stop in (("train", length - 12), ("test", length)):
+    for split, stops in (("train", [length - 12]), ("test", [length - 8, length - 4, length])):  # 3 rolling dates
         lines = "".join(
-            json.dumps({"start": "2014-01-01 00:00:00", "target": series[:stop, d].tolist()}) + "\n" for d in range(dim)
+            json.dumps({"start": "2014-01-01 00:00:00", "target": series[:stop, d].tolist()}) + "\n"
+            for stop in stops
+            for d in range(dim)
         )
         (root / split / "data.json").write_text(lines)
     return series
@@ -118,6 +120,11 @@ def test_ts_loader_windows_and_crps_sum_benchmark(tmp_path: Path) -> None:
     series = _gluonts_folder(tmp_path / "ds")
     train, test, pred_len = load_series(tmp_path / "ds")
     assert train.shape == (68, 3) and test.shape == (80, 3) and pred_len == 4
+    bad = tmp_path / "bad"
+    _gluonts_folder(bad)
+    (bad / "test" / "data.json").write_text(json.dumps({"target": [1.0, 2.0]}) + "\n")
+    with pytest.raises(ValueError, match="do not repeat the 3 training series"):
+        load_series(bad)
     w = ts_windows(test, context=8, horizon=4, n_windows=3)
     assert w.shape == (3, 12, 3)
     np.testing.assert_allclose(w[-1], series[-12:], rtol=1e-6)  # the last window ends with the series

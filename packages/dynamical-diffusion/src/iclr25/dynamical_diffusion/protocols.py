@@ -113,13 +113,26 @@ def load_series(path: str | Path) -> tuple[np.ndarray, np.ndarray, int | None]:
 
     path = Path(path)
     if path.is_dir():
-        train, test = load_gluonts_dataset(path, "train"), load_gluonts_dataset(path, "test")
-        if train["target"].shape[1] != test["target"].shape[1]:
-            raise ValueError(f"{path}: train and test hold different numbers of series")
-        return train["target"], test["target"], test["prediction_length"]
+        train, meta = load_gluonts_dataset(path, "train"), load_gluonts_dataset(path, "test")
+        test = _latest_test_records(path / "test", train["target"].shape[1])
+        return train["target"], test, meta["prediction_length"]
     _, values = load_wide_csv(path)
     split = len(values) - max(2, len(values) // 10)
     return values[:split], values, None
+
+
+def _latest_test_records(folder: Path, n_series: int) -> np.ndarray:
+    """The test split's longest records (GluonTS test files repeat every series once per rolling evaluation date,
+    each one prediction length longer), aligned at their ends: (L, n_series)."""
+    from iclr25.dynamical_diffusion.data import _read_jsonl
+
+    files = sorted(folder.glob("*.json")) + sorted(folder.glob("*.json.gz"))
+    records = [r["target"] for p in files for r in _read_jsonl(p)]
+    longest = max(len(r) for r in records)
+    latest = [r for r in records if len(r) == longest]
+    if len(records) % n_series or len(latest) != n_series:
+        raise ValueError(f"{folder}: {len(records)} test records do not repeat the {n_series} training series")
+    return np.stack([np.asarray(r, dtype=np.float32) for r in latest], axis=1)
 
 
 def ts_windows(test: np.ndarray, context: int, horizon: int, n_windows: int) -> np.ndarray:
