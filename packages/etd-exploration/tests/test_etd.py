@@ -180,7 +180,7 @@ def test_episodic_reward_matches_reference_over_a_stream():
         # with same-step reset the next step starts from a fresh observation; reuse obs[t+1] for the stream
         z = torch.tensor(obs[:, n])
         ref = episodic_rewards_ref(z[:-1], z[1:], dones[:, n])
-        np.testing.assert_allclose(fast[:, n], ref, atol=1e-6)
+        np.testing.assert_allclose(fast[:, n], ref, atol=1e-5)  # float32, the L2 part through a matmul
 
 
 def test_critic_logits_use_the_potential():
@@ -267,8 +267,8 @@ def test_broken_variants_are_built_by_name_and_ignore_the_distance():
 
     assert make_intrinsic("etd-mean", (4,), 1, encoder="mlp").aggregate == "mean"
     broken = make_intrinsic("etd-random", (4,), 2, encoder="mlp", seed=3)
-    obs = np.zeros((2, 4))
-    far = np.array([[0.0] * 4, [100.0] * 4])  # env 1 moves far away, env 0 stays: the broken reward cannot tell
+    obs = np.array([[1.0, 2.0, 3.0, 4.0]] * 2)
+    far = np.array([[1.0, 2.0, 3.0, 4.0], [4.0, -3.0, 2.0, -1.0]])  # env 1 moves, env 0 stays: random cannot tell
     r = broken.compute(obs, None, far, np.zeros(2, bool))
     assert ((r >= 0) & (r < 1)).all()
     assert make_intrinsic("etd", (4,), 2, encoder="mlp").compute(obs, None, far, np.zeros(2, bool)).argmax() == 1

@@ -385,6 +385,7 @@ class ETDReward:
         self.obs_mem: Tensor | None = None  # (N, capacity, ...), allocated on the first observation (its dtype)
         self.feat_mem = torch.zeros(0)
         self.code_mem = torch.zeros(0)
+        self.sq_mem = torch.zeros(0)
         self.capacity = capacity
 
     def _allocate(self, obs: Tensor, feat_dim: int, code_dim: int, capacity: int) -> None:
@@ -397,6 +398,7 @@ class ETDReward:
         if old[0] is not None:
             n = old[0].shape[1]
             self.obs_mem[:, :n], self.feat_mem[:, :n], self.code_mem[:, :n] = old
+        self.sq_mem = (self.code_mem[..., code_dim // 2 :] ** 2).sum(-1)  # (N, capacity): ||u(s_k)||^2 of MRN
         self.capacity = capacity
 
     def reset(self, env_ids: Any = None) -> None:
@@ -418,6 +420,7 @@ class ETDReward:
         """Append obs/feats/codes (R, ...) at the current lengths of the envs `rows` (R,)."""
         pos = self.lengths[rows]
         self.obs_mem[rows, pos], self.feat_mem[rows, pos], self.code_mem[rows, pos] = obs, feats, codes
+        self.sq_mem[rows, pos] = (codes[:, codes.shape[-1] // 2 :] ** 2).sum(-1)
         self.lengths[rows] += 1
 
     @torch.no_grad()
@@ -438,7 +441,7 @@ class ETDReward:
             self._write(empty, batch[: len(empty)], f[: len(empty)], z[: len(empty)])
         f2, z2 = f[len(empty) :], z[len(empty) :]  # (N, F), (N, D)
         n_max = int(self.lengths.max())
-        d = pair_distance(self.code_mem[:, :n_max], z2[:, None, :], self.critic.energy, self.critic.eps)  # (N, L)
+        d = self._memory_distances(z2, n_max)  # (N, L): d(memory -> new)
         valid = torch.arange(n_max, device=self.device)[None, :] < self.lengths[:, None]  # (N, L)
         if self.aggregate == "min":  # b_t = min_k d(phi(s_k), phi(s_t+1))  (Eq. ETD-reward), one masked min
             out = d.masked_fill(~valid, float("inf")).amin(dim=1)
@@ -457,6 +460,18 @@ class ETDReward:
                 self._allocate(o2, f.shape[-1], z.shape[-1], 2 * self.capacity)
             self._write(keep, o2[keep], f2[keep], z2[keep])
         return out.cpu().numpy().astype(np.float64)
+
+    def _memory_distances(self, z2: Tensor, n_max: int) -> Tensor:
+        """d(phi(s_k), phi(s')) for the first n_max memory slots of every env: (N, D) -> (N, n_max)."""
+        mem = self.code_mem[:, :n_max]  # (N, L, D)
+        if self.critic.energy not in ("mrn_pot", "mrn"):
+            return pair_distance(mem, z2[:, None, :], self.critic.energy, self.critic.eps)
+        half = mem.shape[-1] // 2
+        asym = (mem[..., :half] - z2[:, None, :half]).amax(dim=-1).clamp_min(0.0)  # max_i ReLU(a_i(s_k) - a_i(s'))
+        u = z2[:, half:]  # (N, D/2)
+        cross = torch.bmm(mem[..., half:], u[:, :, None]).squeeze(-1)  # (N, L): u(s_k) . u(s')
+        sq = self.sq_mem[:, :n_max] + (u * u).sum(-1)[:, None] - 2.0 * cross  # ||u(s_k) - u(s')||^2, cached norms
+        return asym + torch.sqrt(sq.clamp_min(0.0) + self.critic.eps)  # Eq. MRN
 
     def _aggregate(self, d: Tensor) -> Tensor:
         if d.numel() == 1:
@@ -478,7 +493,8 @@ class ETDReward:
             r, c = rows[k : k + chunk], cols[k : k + chunk]
             if not self.stale:  # official: cached g-features are kept, only phi is re-applied
                 self.feat_mem[r, c] = self.critic.features(self.obs_mem[r, c])
-            self.code_mem[r, c] = self.critic.embed(self.feat_mem[r, c])
+            codes = self.critic.embed(self.feat_mem[r, c])
+            self.code_mem[r, c], self.sq_mem[r, c] = codes, (codes[:, codes.shape[-1] // 2 :] ** 2).sum(-1)
 
     def positives(self, dones: np.ndarray) -> np.ndarray:
         """Positive indices (T, N) for a rollout whose `dones[t, n]` marks the last observation of an episode."""
