@@ -35,7 +35,8 @@ class Config:
     """Quick: `iclr25-etd-exploration reproduce --scale quick` (~5 min on 2 idle CPU cores) reaches rho_pairs ~0.96.
 
     ci: `--scale ci`, the maze part of quick with the same settings (the claim gate, ~1-1.5 min of CPU). bench:
-    `--scale bench`, the reward-free exploration gate (5 seeds x 4 methods x 8k frames, ~4 min of CPU). full:
+    `--scale bench`, the reward-free exploration gate (5 seeds x 4 methods x 8k frames, ~4 min of CPU). noisy:
+    `--scale noisy`, the same with observation noise 0.1, ETD vs episodic counts (3 seeds, ~2 min of CPU). full:
     `--scale full --device cuda`, the MiniGrid suite,
     7 methods x 5 tasks x 3 seeds at 10M frames each (hundreds of GPU-hours at the official loop's speed; the
     PPO loop is CPU-bound by the MiniGrid envs, see README).
@@ -57,6 +58,7 @@ class Config:
     ppo_batch: int = 256
     ppo_epochs: int = 4
     ext_coef: float = 0.0  # reward-free in quick; 1.0 in the official recipe
+    ppo_noise: float = 0.0  # Gaussian observation noise of the reward-free runs (raw grid-code units, official scale)
     int_coef: float = 1e-2  # official int_rew_coef
     full_envs: tuple[str, ...] = ()  # MiniGrid tasks with extrinsic reward (full preset)
     full_frames: int = 0
@@ -76,6 +78,7 @@ class Config:
         check_positive("maze_lr", self.maze_lr)
         check_int_at_least("maze_clean_seeds", self.maze_clean_seeds, 1)
         check_nonnegative("ext_coef", self.ext_coef)
+        check_nonnegative("ppo_noise", self.ppo_noise)
         check_nonnegative("int_coef", self.int_coef)
         _check_env_id("ppo_env", self.ppo_env)
         check_nonempty("ppo_methods", self.ppo_methods)
@@ -95,6 +98,8 @@ PRESETS: dict[str, Config] = {
         ppo_seeds=5,
         gate_exploration=True,
     ),
+    # noisy TV: every observation is new, so episodic counts pay a constant bonus; ETD's distance ignores the noise
+    "noisy": Config(maze_part=False, ppo_methods=("etd", "count", "none"), ppo_seeds=3, ppo_noise=0.1),
     "full": Config(
         ppo_env="MiniGrid-DoorKey-8x8-v0",
         ppo_methods=("etd", "none", "count", "rnd", "noveld", "e3b"),
