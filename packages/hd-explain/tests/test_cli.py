@@ -130,7 +130,7 @@ def test_builtin_data(tmp_path):
         ),
         (
             ["explain", "--model", "{model}", "--train", "{root}/train.npz", "--test", "{root}/test.npz", "--k", "0"],
-            "positive",
+            "integer >= 1",
         ),
         (
             ["explain", "--model", "{model}", "--train", "{root}/train.npz", "--test", "x", "--method", "shap"],

@@ -43,7 +43,7 @@ def test_train_command(tmp_path, capsys):
     ("argv", "needle"),
     [
         (["train", "--method", "ppo"], "invalid choice"),
-        (["train", "--H", "0"], "positive integer"),
+        (["train", "--H", "0"], "integer >= 1"),
         (["train", "--H", "2000", "--ndim", "3"], "too large"),
         (["reproduce", "--scale", "huge"], "invalid choice"),
         (["reproduce", "--scale", "ci", "seeds=abc"], "seeds expects int"),

@@ -97,7 +97,7 @@ def test_vote(here, capsys):
         (["eval", "--pred", "nopred.npz"], "pred"),
         (["eval", "--pred", "wrong.npz", "--data", "d.lmdb"], "shape"),
         (["generate", "--out", "mine", "--overwrite"], "no iclr25 run made"),
-        (["generate", "--ligands", "0"], "positive integer"),
+        (["generate", "--ligands", "0"], "integer >= 1"),
         (["reproduce", "seeds=", "--out", "o"], "seeds"),
         (["reproduce", "model=svm", "--out", "o"], "model"),
         (["reproduce", "--scale", "full", "--out", "o"], "data_dir"),

@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import functools
 import importlib
+import math
 import os
 import sys
 import time
@@ -89,6 +90,32 @@ def scale_out_from_args(args: argparse.Namespace) -> Any:
 
     devices = args.devices if args.devices == "auto" else _coerce("--devices", args.devices, int)
     return ScaleOut(devices, args.num_nodes, args.strategy, args.precision, args.resume, args.checkpoint_every)
+
+
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse `type`: an integer >= `minimum` (argparse turns the refusal into one error line)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def positive_float(text: str) -> float:
+    """An argparse `type`: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return value
 
 
 def parse_overrides(items: Sequence[str]) -> dict[str, str]:

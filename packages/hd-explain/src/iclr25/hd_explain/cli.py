@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from iclr25.shared.cli import CliError, add_run_args, make_parser, package_main
+from iclr25.shared.cli import CliError, add_run_args, int_at_least, make_parser, package_main, positive_float
 from iclr25.shared.run import DEVICES, check_run_folder, default_run_dir, open_run_folder
 
 PROG = "iclr25-hd-explain"
@@ -33,31 +33,11 @@ examples:
 """
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
-    return value
-
-
 def _bandwidth(text: str) -> str | float:
     if text in ("dim_x", "dim_d"):
         return text
     try:
-        return _positive_float(text)
+        return positive_float(text)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(
             f'bandwidth must be "dim_x", "dim_d" or a positive number, got {text!r}'
@@ -66,7 +46,7 @@ def _bandwidth(text: str) -> str | float:
 
 def _hidden(text: str) -> tuple[int, ...]:
     try:
-        return tuple(_positive_int(t) for t in text.split(",") if t.strip())
+        return tuple(int_at_least(1)(t) for t in text.split(",") if t.strip())
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"--hidden must be comma-separated positive integers, got {text!r}") from None
 
@@ -87,7 +67,7 @@ def _explainer_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--bandwidth", type=_bandwidth, default="dim_d", help='RBF h: "dim_d" (default), "dim_x" or a number'
     )
-    p.add_argument("--temperature", type=_positive_float, default=1.0, help="h = temperature x dim (default: 1)")
+    p.add_argument("--temperature", type=positive_float, default=1.0, help="h = temperature x dim (default: 1)")
     p.add_argument("--loss", choices=("ce", "neg_prob"), default="ce", help="IF/TracIn loss (default: ce)")
 
 
@@ -102,10 +82,10 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--data", required=True, help="training data (see data above)")
     t.add_argument("--arch", choices=("mlp", "resnet18"), default="mlp", help="network (default: %(default)s)")
     t.add_argument("--hidden", type=_hidden, default=(64, 64), help="MLP hidden widths (default: 64,64)")
-    t.add_argument("--width", type=_positive_int, default=64, help="ResNet-18 base width (default: 64)")
-    t.add_argument("--epochs", type=_positive_int, default=30, help="epochs (default: %(default)s)")
-    t.add_argument("--lr", type=_positive_float, default=1e-3, help="Adam learning rate (default: %(default)s)")
-    t.add_argument("--batch-size", type=_positive_int, default=32, help="mini-batch size (default: %(default)s)")
+    t.add_argument("--width", type=int_at_least(1), default=64, help="ResNet-18 base width (default: 64)")
+    t.add_argument("--epochs", type=int_at_least(1), default=30, help="epochs (default: %(default)s)")
+    t.add_argument("--lr", type=positive_float, default=1e-3, help="Adam learning rate (default: %(default)s)")
+    t.add_argument("--batch-size", type=int_at_least(1), default=32, help="mini-batch size (default: %(default)s)")
     t.add_argument("--augment", action="store_true", help="random crop + flip (images)")
     _common(t)
 
@@ -113,22 +93,22 @@ def _parser() -> argparse.ArgumentParser:
     _explainer_args(e)
     e.add_argument("--test", required=True, help="points to explain (see data above)")
     e.add_argument("--method", choices=METHODS, default="hd", help="explainer (default: %(default)s)")
-    e.add_argument("--k", type=_positive_int, default=3, help="explanations per test point (default: 3)")
+    e.add_argument("--k", type=int_at_least(1), default=3, help="explanations per test point (default: 3)")
     _common(e)
 
     h = sub.add_parser("hitrate", help="the paper's hit rate / coverage of one or more methods on your pool")
     _explainer_args(h)
     h.add_argument("--method", choices=METHODS, nargs="+", default=["hd", "if", "tracin", "rps"], help="methods")
     h.add_argument("--perturbation", choices=("noise", "flip"), default="noise", help="probe perturbation")
-    h.add_argument("--probes", type=_positive_int, default=100, help="probes per seed (default: 100)")
-    h.add_argument("--seeds", type=_positive_int, default=1, help="probe seeds (default: 1)")
-    h.add_argument("--k", type=_positive_int, default=3, help="top-k (default: 3)")
+    h.add_argument("--probes", type=int_at_least(1), default=100, help="probes per seed (default: 100)")
+    h.add_argument("--seeds", type=int_at_least(1), default=1, help="probe seeds (default: 1)")
+    h.add_argument("--k", type=int_at_least(1), default=3, help="top-k (default: 3)")
     _common(h)
 
     d = sub.add_parser("debug", help="rank training points by mislabel suspicion (self-scores)")
     _explainer_args(d)
     d.add_argument("--method", choices=DEBUG_METHODS, default="hd", help="debug score (default: %(default)s)")
-    d.add_argument("--top", type=_positive_int, default=20, help="how many to print (default: 20)")
+    d.add_argument("--top", type=int_at_least(1), default=20, help="how many to print (default: 20)")
     d.add_argument("--flipped", type=Path, help="optional .npy/.npz boolean mask of known flips: prints recall@k")
     _common(d)
     return parser

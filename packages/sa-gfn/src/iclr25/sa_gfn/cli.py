@@ -11,23 +11,13 @@ import math
 import sys
 from pathlib import Path
 
-from iclr25.shared.cli import CliError, add_run_args, make_parser, package_main
+from iclr25.shared.cli import CliError, add_run_args, int_at_least, make_parser, package_main
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder
 
 PROG = "iclr25-sa-gfn"
 METHODS = ("tb", "db", "subtb", "tb-rnd", "gafn", "sagfn")
 SCALES = ("ci", "quick", "full")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,14 +28,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_args(rep, scales=SCALES)
     tr = sub.add_parser("train", help="train one method on a HyperGrid and report exact metrics")
     tr.add_argument("--env", choices=["hypergrid"], default="hypergrid", help="environment (default: %(default)s)")
-    tr.add_argument("--H", "--height", dest="height", type=_positive, default=16, help="grid height (default: 16)")
-    tr.add_argument("--ndim", type=_positive, default=2, help="grid dimensions (default: 2)")
+    tr.add_argument(
+        "--H", "--height", dest="height", type=int_at_least(1), default=16, help="grid height (default: 16)"
+    )
+    tr.add_argument("--ndim", type=int_at_least(1), default=2, help="grid dimensions (default: 2)")
     tr.add_argument("--reward", choices=["standard", "sparse"], default="sparse", help="reward (default: sparse)")
     tr.add_argument("--R0", type=float, default=1e-3, help="standard reward R0 (default: 1e-3)")
     tr.add_argument("--method", choices=METHODS, default="sagfn", help="method (default: %(default)s)")
-    tr.add_argument("--iters", type=_positive, default=800, help="training iterations (default: 800)")
-    tr.add_argument("--hidden", type=_positive, default=128, help="MLP width (default: 128)")
-    tr.add_argument("--eval-every", type=_positive, default=100, help="exact evaluation period (default: 100)")
+    tr.add_argument("--iters", type=int_at_least(1), default=800, help="training iterations (default: 800)")
+    tr.add_argument("--hidden", type=int_at_least(1), default=128, help="MLP width (default: 128)")
+    tr.add_argument("--eval-every", type=int_at_least(1), default=100, help="exact evaluation period (default: 100)")
     tr.add_argument("--out", type=Path, help="run folder (default: runs/sa-gfn/train-<time>)")
     tr.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     tr.add_argument("--device", choices=DEVICES, default="auto")

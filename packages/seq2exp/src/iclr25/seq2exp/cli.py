@@ -15,8 +15,10 @@ from iclr25.shared.cli import (
     CliError,
     add_run_args,
     check_verb_flags,
+    int_at_least,
     make_parser,
     package_main,
+    positive_float,
 )
 from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
 
@@ -24,29 +26,6 @@ PROG = "iclr25-seq2exp"
 SLUG = "seq2exp"
 SCALES = ("ci", "quick", "full")
 TRAIN_MODELS = ("seq2exp-soft", "seq2exp-hard", "seq", "seq-signal", "macs-mask")
-
-
-def _int_at_least(minimum: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
-        return value
-
-    return parse
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
-    return value
 
 
 def _common(p: argparse.ArgumentParser, out_help: str) -> None:
@@ -65,25 +44,25 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("reproduce", help="run the ci/quick/full reproduction and print the claims table")
     add_run_args(rep, scales=SCALES)
     gen = sub.add_parser("generate", help="write a planted-element dataset (spec §6a) as .npz")
-    gen.add_argument("--n", type=_int_at_least(20), default=2000, help="windows (default: 2000)")
-    gen.add_argument("--length", type=_int_at_least(256), default=2048, help="bases per window (default: 2048)")
-    gen.add_argument("--center-len", type=_int_at_least(1), default=128, help="promoter window (default: 128)")
+    gen.add_argument("--n", type=int_at_least(20), default=2000, help="windows (default: 2000)")
+    gen.add_argument("--length", type=int_at_least(256), default=2048, help="bases per window (default: 2048)")
+    gen.add_argument("--center-len", type=int_at_least(1), default=128, help="promoter window (default: 128)")
     gen.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     gen.add_argument("--out", type=Path, required=True, help="the .npz file to write")
     gen.add_argument("--overwrite", action="store_true", help="replace an existing file")
     tr = sub.add_parser("train", help="train one model on a dataset .npz (default: planted data) and test it")
     tr.add_argument("--model", choices=TRAIN_MODELS, default="seq2exp-soft", help="model (default: %(default)s)")
     tr.add_argument("--data", type=Path, help="dataset .npz from `generate` (default: planted data, --n genes)")
-    tr.add_argument("--n", type=_int_at_least(20), default=600, help="planted windows when no --data (default: 600)")
+    tr.add_argument("--n", type=int_at_least(20), default=600, help="planted windows when no --data (default: 600)")
     tr.add_argument("--peaks", type=Path, help="macs-mask: a BED/narrowPeak file (chrom = window index) instead")
     tr.add_argument("--backbone", choices=("cnn", "gru", "mamba"), default="cnn", help="backbone (default: cnn)")
-    tr.add_argument("--d", type=_int_at_least(2), default=32, help="embedding width (default: 32)")
-    tr.add_argument("--layers", type=_int_at_least(1), default=4, help="backbone layers (default: 4)")
-    tr.add_argument("--epochs", type=_int_at_least(1), default=15, help="epochs (default: 15)")
-    tr.add_argument("--batch-size", type=_int_at_least(1), default=32, help="batch size (default: 32)")
-    tr.add_argument("--lr", type=_positive_float, default=1e-3, help="Adam learning rate (default: 1e-3)")
+    tr.add_argument("--d", type=int_at_least(2), default=32, help="embedding width (default: 32)")
+    tr.add_argument("--layers", type=int_at_least(1), default=4, help="backbone layers (default: 4)")
+    tr.add_argument("--epochs", type=int_at_least(1), default=15, help="epochs (default: 15)")
+    tr.add_argument("--batch-size", type=int_at_least(1), default=32, help="batch size (default: 32)")
+    tr.add_argument("--lr", type=positive_float, default=1e-3, help="Adam learning rate (default: 1e-3)")
     tr.add_argument("--prior-scale", type=float, default=1.0, help="c of the signal Beta (default: 1, spec §6a)")
-    tr.add_argument("--center-len", type=_int_at_least(1), default=128, help="promoter window (default: 128)")
+    tr.add_argument("--center-len", type=int_at_least(1), default=128, help="promoter window (default: 128)")
     _common(tr, "run folder (default: runs/seq2exp/train-<model>-<time>)")
     ev = sub.add_parser("eval", help="test a checkpoint written by `train` on a dataset .npz")
     ev.add_argument("--model", type=Path, required=True, help="model.pt written by `train`")
@@ -93,8 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--bigwig", type=Path, required=True, help="track: .bigWig (needs pyBigWig), .bedGraph or .npy")
     cp.add_argument("--out", type=Path, required=True, help="BED file to write")
     cp.add_argument("--chrom", help="chromosome to call (default: every one in the file; .npy: 'track')")
-    cp.add_argument("--d", type=_int_at_least(1), default=200, help="pileup window (default: 200)")
-    cp.add_argument("--qvalue", type=_positive_float, default=0.05, help="q-value cut-off (default: 0.05)")
+    cp.add_argument("--d", type=int_at_least(1), default=200, help="pileup window (default: 200)")
+    cp.add_argument("--qvalue", type=positive_float, default=0.05, help="q-value cut-off (default: 0.05)")
     cp.add_argument("--overwrite", action="store_true", help="replace an existing file")
     mk = sub.add_parser("mask", help="export a trained Seq2Exp model's masks (E[m] >= threshold) as BED")
     mk.add_argument("--model", type=Path, required=True, help="model.pt written by `train --model seq2exp-*`")

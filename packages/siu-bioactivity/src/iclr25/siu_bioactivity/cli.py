@@ -17,8 +17,10 @@ from iclr25.shared.cli import (
     CliError,
     add_run_args,
     check_verb_flags,
+    int_at_least,
     make_parser,
     package_main,
+    positive_float,
 )
 from iclr25.shared.run import open_run_folder
 
@@ -38,26 +40,6 @@ examples:
 """
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
-    return value
-
-
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     p.add_argument("--out", type=Path, help="output folder (default: runs/siu-bioactivity/<verb>-<time>)")
@@ -73,9 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     add_run_args(rep, scales=("ci", "quick", "full"))
 
     g = sub.add_parser("generate", help="write generated SIU-like train/test sets in the official formats")
-    g.add_argument("--train-pockets", type=_positive_int, default=150, help="training pockets (default: 150)")
-    g.add_argument("--test-pockets", type=_positive_int, default=30, help="test pockets (default: 30)")
-    g.add_argument("--ligands", type=_positive_int, default=40, help="ligands per pocket (default: 40)")
+    g.add_argument("--train-pockets", type=int_at_least(1), default=150, help="training pockets (default: 150)")
+    g.add_argument("--test-pockets", type=int_at_least(1), default=30, help="test pockets (default: 30)")
+    g.add_argument("--ligands", type=int_at_least(1), default=40, help="ligands per pocket (default: 40)")
     g.add_argument(
         "--format", choices=("unimol", "atom3d", "final_dic"), default="unimol", help="file format (default: unimol)"
     )
@@ -85,8 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument(
         "--poses", type=Path, required=True, help='JSON: {"program": [[x,y,z], ...] or null, ...} or a list of them'
     )
-    v.add_argument("--threshold", type=_positive_float, default=2.0, help="agreement RMSD in A (default: 2.0)")
-    v.add_argument("--min-agree", type=_positive_int, default=2, help="programs that must agree (default: 2)")
+    v.add_argument("--threshold", type=positive_float, default=2.0, help="agreement RMSD in A (default: 2.0)")
+    v.add_argument("--min-agree", type=int_at_least(1), default=2, help="programs that must agree (default: 2)")
 
     t = sub.add_parser("train", help="fit a pocket-only / pocket+ligand / ligand-only ridge model; writes pred.npz")
     t.add_argument(
@@ -95,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--regime", choices=("siu", "pdbbind"), default="siu", help="generated training regime")
     t.add_argument("--data", type=Path, help="your training records (see data files); default: generated data")
     t.add_argument("--test", type=Path, help="your test records (needed with --data)")
-    t.add_argument("--penalty", type=_positive_float, default=0.01, help="ridge lambda / n_train (default: 0.01)")
+    t.add_argument("--penalty", type=positive_float, default=0.01, help="ridge lambda / n_train (default: 0.01)")
     _common(t)
 
     e = sub.add_parser("eval", help="Pearson*/Spearman* per pocket and pooled metrics of predictions")
