@@ -17,7 +17,8 @@ import numpy as np
 import torch
 
 from iclr25.patch_train.patch import patch_forward
-from iclr25.patch_train.plan import StagePlan, hf_cosine_lr
+from iclr25.patch_train.plan import StagePlan
+from iclr25.patch_train.stage import OptimConfig, StageProbe, make_optimizer
 
 
 def weights_fingerprint(model: Any) -> float:
@@ -92,6 +93,8 @@ class StageModule(L.LightningModule):
         self.start_info: dict[str, Any] = {}
         self.restored_losses: list[float] = []  # the losses of the steps before a resumed checkpoint
         self._restored_start: dict[str, Any] = {}
+        self.probe = StageProbe(plan.K)  # what the stage did, recorded inside the loop (stage-switch checks)
+        self._restored_probe: dict[str, Any] = {}
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         """Logits at this stage's patch size: (B, L/K, V)."""
@@ -99,7 +102,8 @@ class StageModule(L.LightningModule):
 
     def training_step(self, batch: torch.Tensor, batch_idx: int) -> torch.Tensor:
         """Patch loss (Eq. 2) or next-token loss on one micro-batch of blocks."""
-        _, loss = patch_forward(self.model, batch, self.plan.K, labels=batch)
+        logits, loss = patch_forward(self.model, batch, self.plan.K, labels=batch)
+        self.probe.batch(batch, logits)
         world = self.trainer.world_size
         if world > 1:  # every process records the micro-batch losses of all processes, in the data's order
             self.losses.extend(float(v) for v in self.all_gather(loss.detach()).reshape(-1))
@@ -121,24 +125,26 @@ class StageModule(L.LightningModule):
         return loss
 
     def configure_optimizers(self) -> dict[str, Any]:
-        """A fresh AdamW (no decay on norms) and the HF warmup + cosine schedule of this stage."""
-        decay = [p for p in self.model.parameters() if p.requires_grad and p.dim() >= 2]
-        no_decay = [p for p in self.model.parameters() if p.requires_grad and p.dim() < 2]
-        opt = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": self.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=self.plan.lr,
-            betas=self.betas,
-            eps=self.eps,
-        )
-        plan = self.plan
-        sched = torch.optim.lr_scheduler.LambdaLR(
-            opt, lambda s: hf_cosine_lr(s, 1.0, plan.warmup, plan.steps)
-        )  # lr(0) = 0 in every stage
+        """A fresh AdamW (no decay on norms) and the HF warmup + cosine schedule of this stage (`stage.make_optimizer`)."""
+        opt, sched = make_optimizer(self.model, self.plan, OptimConfig(self.betas, self.eps, self.weight_decay))
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+    def on_before_optimizer_step(self, optimizer: Any) -> None:
+        """Probe: the lr of this step (and whether the optimizer has state at the first one)."""
+        self.probe.before_step(optimizer)
+
+    def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
+        """Probe: the AdamW moments right after the stage's first optimizer step."""
+        if self.global_step >= 1 and not self.probe.adam_steps_after_first_step:
+            self.probe.after_step(self.optimizers().optimizer, self.betas)
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         """Keep the loss curve so far and the stage's start record (numbers only) in the checkpoint."""
-        checkpoint["patch_train"] = {"losses": self.restored_losses + self.losses, "start_info": dict(self.start_info)}
+        checkpoint["patch_train"] = {
+            "losses": self.restored_losses + self.losses,
+            "start_info": dict(self.start_info),
+            "probe": self.probe_record(),
+        }
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         """A resumed stage reports the whole loss curve and what the stage started from, not the resumption."""
@@ -146,6 +152,18 @@ class StageModule(L.LightningModule):
         self.restored_losses = [float(v) for v in saved.get("losses", [])]
         self._restored_start = dict(saved.get("start_info", {}))
         self.start_info = dict(self._restored_start)
+        self._restored_probe = dict(saved.get("probe", {}))
+
+    def probe_record(self) -> dict[str, Any]:
+        """The probe's record; a resumed stage keeps the record of its first steps and adds the lrs it ran since."""
+        now = self.probe.to_dict()
+        if not self._restored_probe:
+            return now
+        merged = dict(self._restored_probe)
+        merged["lrs"] = list(merged.get("lrs", [])) + now["lrs"]
+        merged["tokens"] = merged.get("tokens", 0) + now["tokens"]
+        merged["positions"] = merged.get("positions", 0) + now["positions"]
+        return merged
 
     def on_train_start(self) -> None:
         """Record what the stage starts from: optimizer state size, lr, step (stage-switch checks)."""

@@ -66,17 +66,19 @@ def patch_lm_loss(logits: torch.Tensor, labels: torch.Tensor, K: int, ignore_ind
         raise ValueError(
             f"logits must be (B, T, V) and labels (B, K*T); got {tuple(logits.shape)}, {tuple(labels.shape)}"
         )
-    B, T, V = logits.shape
+    B, T, _ = logits.shape
     if labels.shape != (B, K * T):
         raise ValueError(f"labels must have shape (B, K*T) = {(B, K * T)}, got {tuple(labels.shape)}")
     if T < 2:
         raise ValueError("need at least two patches: the first patch's tokens are never targets")
     dtype = torch.promote_types(logits.dtype, torch.float32)  # at least fp32 under autocast
-    logp = F.log_softmax(logits[:, :-1].to(dtype), dim=-1).reshape(-1, V)  # (B*(T-1), V)
-    targets = labels[:, K:].reshape(-1, K)  # (B*(T-1), K): the K tokens of the next patch
+    logp = F.log_softmax(logits[:, :-1].to(dtype), dim=-1)  # (B, T-1, V): q_i for i = 0 ... T-2
+    targets = labels[:, K:].reshape(B, T - 1, K)  # the K tokens of the next patch
     valid = targets != ignore_index
-    nll = -logp.gather(1, targets.clamp_min(0)) * valid  # (B*(T-1), K)
-    per_k = nll.sum(0) / valid.sum(0).clamp_min(1)  # per-column mean over non-ignored targets
+    if bool(valid.all()):  # every column has B*(T-1) targets: the mean of column means is the plain mean
+        return -logp.gather(2, targets).mean()
+    nll = -logp.gather(2, targets.clamp_min(0)) * valid  # (B, T-1, K)
+    per_k = nll.sum((0, 1)) / valid.sum((0, 1)).clamp_min(1)  # per-column mean over non-ignored targets
     return per_k.mean()  # Eq. 2: average of the K column means (official convention)
 
 

@@ -19,17 +19,13 @@ from iclr25.patch_train.data import TokenStream, pack_blocks
 from iclr25.patch_train.lit import StageModule, StageProgress, StepTimer, weights_fingerprint
 from iclr25.patch_train.patch import flops_per_position
 from iclr25.patch_train.plan import StagePlan
+from iclr25.patch_train.stage import OptimConfig, StageLoop
 
-
-@dataclass(frozen=True)
-class OptimConfig:
-    """AdamW and clipping of both stages (paper Section 3.1 / official scripts)."""
-
-    betas: tuple[float, float] = (0.9, 0.95)
-    eps: float = 1e-8
-    weight_decay: float = 0.1
-    clip: float = 1.0
-    micro_batch: int | None = None  # sequences per forward pass; None: the whole step at once
+ENGINES = ("torch", "lightning")
+__all__ = [
+    "ENGINES", "OptimConfig", "StageResult", "TwoStageLoop", "run_interleaved", "step_throughput", "train_stage",
+    "train_two_stage",
+]  # fmt: skip
 
 
 @dataclass
@@ -46,6 +42,8 @@ class StageResult:
     start_info: dict[str, Any] = field(default_factory=dict)
     end_fingerprint: float = 0.0
     eval: dict[str, float] = field(default_factory=dict)
+    probe: dict[str, Any] = field(default_factory=dict)  # `stage.StageProbe` record: lrs, moments, first ids, counts
+    cpu_s: float = 0.0  # CPU seconds (user + system) of this process during the stage
 
     @property
     def positions_per_s(self) -> float:
@@ -150,6 +148,7 @@ def train_two_stage(
     threads: int | None = None,
     eval_fn: Callable[[Any], dict[str, float]] | None = None,
     scale_out: Any = None,
+    engine: str = "lightning",
 ) -> list[StageResult]:
     """Run the stages in order on one model; each reads the next unread part of `stream`.
 
@@ -157,8 +156,24 @@ def train_two_stage(
     `scale_out`: the Trainer's devices/nodes/strategy/precision; with `--checkpoint-every` or `--resume` every
     stage saves `<stage folder>/checkpoints/last.ckpt`, and `resume` ("auto": each stage's own last.ckpt, a stage
     already finished trains nothing; a path: the checkpoint of the first stage) continues through Lightning's
-    `ckpt_path`.
+    `ckpt_path`. `engine="torch"` trains each stage in the plain loop of `stage.train_stage_torch` (one process,
+    no checkpoints, no logger; the same optimizer, schedule and probe), `"lightning"` on the shared Trainer.
     """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
+    if engine == "torch" and _needs_trainer(scale_out, checkpoint, wandb):
+        raise ValueError(
+            "engine 'torch' trains on one process without checkpoints or wandb; use engine=lightning for "
+            "--devices/--num-nodes/--strategy/--precision/--checkpoint-every/--resume/--wandb"
+        )
+    if engine == "torch":
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
+        loop = TwoStageLoop(model, stream, plans, optim=optim, device=device, seed=seed, eval_fn=eval_fn)
+        loop.run()
+        return loop.results
     results = []
     for i, plan in enumerate(plans):
         begin = stream.offset
@@ -171,6 +186,7 @@ def train_two_stage(
         elif resume not in (None, "auto") and i == 0:
             ckpt_path = Path(resume)
         saving = checkpoint or bool(resume) or bool(getattr(scale_out, "checkpoint_every", 0))
+        cpu0 = time.process_time()
         module, timer, wall = train_stage(
             model,
             plan,
@@ -197,9 +213,120 @@ def train_two_stage(
                 start_info=module.start_info,
                 end_fingerprint=weights_fingerprint(model),
                 eval=eval_fn(model) if eval_fn else {},
+                probe=module.probe_record(),
+                cpu_s=time.process_time() - cpu0,
             )
         )
     return results
+
+
+class TwoStageLoop:
+    """The stages of one run in plain loops (`stage.StageLoop`), one optimizer step per `step()`.
+
+    Each stage takes the next unread tokens of `stream` when it starts; `eval_fn(model)` runs after each stage.
+    `positions_done / positions_total` is the fraction of the run's compute done (sequence positions run), which
+    `run_interleaved` uses to keep several runs at the same fraction. `results` holds the finished stages.
+    """
+
+    def __init__(
+        self, model: Any, stream: TokenStream, plans: list[StagePlan], *, optim: OptimConfig | None = None,
+        device: str = "cpu", seed: int = 0, eval_fn: Callable[[Any], dict[str, float]] | None = None,
+        desc: str = "",
+    ) -> None:  # fmt: skip
+        from iclr25.shared.device import pick_device
+
+        self.model, self.stream, self.plans, self.optim = model, stream, plans, optim
+        self.device, self.seed, self.eval_fn, self.desc = pick_device(device), seed, eval_fn, desc
+        self.results: list[StageResult] = []
+        self.positions_total = sum(p.positions for p in plans)
+        self.positions_done = 0
+        self.wall_s = self.cpu_s = 0.0  # training steps only (evaluation and data packing excluded)
+        self._loop: StageLoop | None = None
+        self._bar: Any = None
+
+    @property
+    def done(self) -> bool:
+        """Every stage has finished."""
+        return len(self.results) == len(self.plans)
+
+    def step(self) -> None:
+        """Train the next optimizer step (starting, or finishing, a stage as needed)."""
+        if self.done:
+            return
+        if self._loop is None:
+            self._start()
+        loop = self._loop
+        wall, cpu = loop.step()
+        self.wall_s, self.cpu_s = self.wall_s + wall, self.cpu_s + cpu
+        self._stage_wall += wall
+        self._stage_cpu += cpu
+        if loop.steps_done > 5:  # tokens/s over all but the first 5 steps
+            self._timed_wall += wall
+            self._timed_steps += 1
+        self.positions_done += loop.plan.positions_per_step
+        self._bar.update(1)
+        if loop.done:
+            self._finish()
+
+    def run(self) -> list[StageResult]:
+        """Train every remaining step; returns the stage results."""
+        while not self.done:
+            self.step()
+        return self.results
+
+    def _start(self) -> None:
+        from iclr25.shared.progress import progress
+
+        plan = self.plans[len(self.results)]
+        self._begin = self.stream.offset
+        blocks = pack_blocks(self.stream.take(plan.tokens), plan.block_tokens)
+        self._start_fp = weights_fingerprint(self.model)  # the weights the stage starts from
+        i = len(self.results)
+        self._loop = StageLoop(self.model, plan, blocks, optim=self.optim, device=self.device, seed=self.seed + i)
+        self._stage_wall = self._stage_cpu = self._timed_wall = 0.0
+        self._timed_steps = 0
+        self._bar = progress(total=plan.steps, desc=f"{self.desc}{plan.stage} stage (K={plan.K})", unit="step")
+
+    def _finish(self) -> None:
+        loop, plan = self._loop, self._loop.plan
+        self._bar.close()
+        n, timed = self._timed_steps, self._timed_wall
+        self.results.append(
+            StageResult(
+                plan=plan,
+                losses=loop.losses,
+                wall_s=self._stage_wall,
+                step_s=timed / max(1, n),
+                tokens_per_s=n * plan.tokens_per_step / timed if timed > 0 else 0.0,
+                stream_start=self._begin,
+                stream_end=self.stream.offset,
+                start_info={"weights_fingerprint": self._start_fp},
+                end_fingerprint=weights_fingerprint(self.model),
+                eval=self.eval_fn(self.model) if self.eval_fn else {},
+                probe=loop.probe.to_dict(),
+                cpu_s=self._stage_cpu,
+            )
+        )
+        self._loop = None
+
+
+def run_interleaved(loops: dict[str, TwoStageLoop]) -> None:
+    """Train several runs step by step, always advancing the one with the smallest fraction of its compute done,
+    so that a changing machine load falls on all of them alike (their wall and CPU times stay comparable)."""
+    active = dict(loops)
+    while active:
+        name = min(active, key=lambda n: active[n].positions_done / max(1, active[n].positions_total))
+        active[name].step()
+        if active[name].done:
+            del active[name]
+
+
+def _needs_trainer(scale_out: Any, checkpoint: bool, wandb: str | None) -> bool:
+    """Whether the asked-for options need the Lightning Trainer (several processes, checkpoints, precision, wandb)."""
+    if checkpoint or wandb not in ("off", None):
+        return True
+    options = ("checkpoint_every", "resume", "precision")
+    return scale_out is not None and (scale_out.distributed or any(getattr(scale_out, o) for o in options))
 
 
 def step_throughput(
