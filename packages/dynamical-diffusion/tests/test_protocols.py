@@ -171,10 +171,12 @@ def test_merge_seed_rows_and_paired_report(tmp_path: Path) -> None:
     a = _doc([0, 1], {"dpm": 1.0, "dydiff": 0.9, "extra": 2.0}, ablation_ratios=[0.9])
     b = _doc([1, 2, 3], {"dpm": 1.0, "dydiff": 0.9}, workers=5)
     rows, models = merge_seed_rows([a, b])
-    assert [r["seed"] for r in rows] == [0, 1, 2, 3] and models == ["dpm", "dydiff"]
+    assert [r["seed"] for r in rows] == [0, 1, 2, 3] and models == ["dpm", "dydiff", "extra"]
     report = paired_report(rows, models)
     assert report["vs_dpm"]["dydiff"]["wins"] == 4
     assert report["vs_dpm"]["dydiff"]["p_sign_flip"] == 2 / 16
+    assert report["vs_dpm"]["extra"]["seeds"] == [0, 1] and report["per_seed"]["extra"][2] is None
+    assert report["vs_dpm"]["dydiff"]["p_holm"] == pytest.approx(min(1.0, 2 * 2 / 16))
     with pytest.raises(ValueError, match=r"differ in \['steps'\]"):
         merge_seed_rows([a, _doc([5], {"dpm": 1.0}, steps=1000)])
     clash = _doc([1], {"dpm": 1.5, "dydiff": 0.9})
@@ -185,6 +187,11 @@ def test_merge_seed_rows_and_paired_report(tmp_path: Path) -> None:
         (tmp_path / name / "results.json").write_text(json.dumps(doc))
     result = write_paired([tmp_path / "a", tmp_path / "b"], tmp_path / "out")
     assert result["seeds"] == [0, 1, 2, 3]
-    assert "| dydiff | 0.9" in (tmp_path / "out" / "paired.md").read_text()
+    assert "| dydiff | 4 | 0.9" in (tmp_path / "out" / "paired.md").read_text()
+    assert math.isnan(result["vs_dpm"]["extra"]["t"])  # a constant difference has no t
+    only = write_paired([tmp_path / "a", tmp_path / "b"], tmp_path / "out2", models=["dydiff"])
+    assert list(only["vs_dpm"]) == ["dydiff"] and only["vs_dpm"]["dydiff"]["p_holm"] == 2 / 16
+    with pytest.raises(ValueError, match="no run has"):
+        write_paired([tmp_path / "a"], tmp_path / "out3", models=["dydiff_r0.5"])
     with pytest.raises(ValueError, match="does not exist"):
         write_paired([tmp_path / "missing"], tmp_path / "out")

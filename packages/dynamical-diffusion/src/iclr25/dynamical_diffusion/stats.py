@@ -45,7 +45,8 @@ def paired_comparison(baseline: Sequence[float], other: Sequence[float]) -> dict
     d = b - o
     n = d.size
     sd = float(d.std(ddof=1)) if n > 1 else float("nan")
-    t = float(d.mean() / (sd / math.sqrt(n))) if n > 1 and sd > 0 else float("nan")
+    constant = n < 2 or sd <= 1e-12 * float(np.abs(d).max())  # t is undefined (or rounding noise) then
+    t = float("nan") if constant else float(d.mean() / (sd / math.sqrt(n)))
     return {
         "n": n,
         "mean_diff": float(d.mean()),
@@ -85,8 +86,9 @@ BASELINE = "dpm"
 
 
 def merge_seed_rows(reports: Sequence[dict]) -> tuple[list[dict], list[str]]:
-    """Per-seed rows of several `results.json` documents of the same setting, by seed; returns the rows and the
-    models every row has. Refuses runs whose settings differ and seeds whose shared models disagree."""
+    """Per-seed rows of several `results.json` documents of the same setting, by seed; returns the rows and every
+    model (DPM first; a model may miss on some seeds). Refuses runs whose settings differ and seeds whose shared
+    models disagree."""
     if not reports:
         raise ValueError("need at least one results.json")
     setting = [{k: v for k, v in r["config"].items() if k not in RUN_ONLY_FIELDS} for r in reports]
@@ -106,24 +108,28 @@ def merge_seed_rows(reports: Sequence[dict]) -> tuple[list[dict], list[str]]:
             else:
                 rows[seed] = dict(row)
     ordered = [rows[s] for s in sorted(rows)]
-    models = [m for m, v in ordered[0].items() if isinstance(v, dict) and all(m in r for r in ordered)]
-    if BASELINE not in models:
-        raise ValueError(f"every seed needs the baseline {BASELINE!r}; common models: {models}")
-    return ordered, models
+    if any(BASELINE not in row for row in ordered):
+        raise ValueError(f"every seed needs the baseline {BASELINE!r}")
+    models = list(dict.fromkeys(m for row in ordered for m, v in row.items() if isinstance(v, dict)))
+    return ordered, [BASELINE] + [m for m in models if m != BASELINE]
 
 
 def paired_report(rows: Sequence[dict], models: Sequence[str], metric: str = "crps") -> dict:
-    """Every model against DPM on the given per-seed rows: paired statistics with Holm-adjusted p-values."""
-    base = [row[BASELINE][metric] for row in rows]
+    """Every model against DPM on the seeds that have it: paired statistics with Holm-adjusted p-values (over all
+    the comparisons), significant when Holm p < 0.05."""
     names = [m for m in models if m != BASELINE]
-    out = {m: paired_comparison(base, [row[m][metric] for row in rows]) for m in names}
+    out = {}
+    for m in names:
+        have = [row for row in rows if m in row]
+        out[m] = paired_comparison([r[BASELINE][metric] for r in have], [r[m][metric] for r in have])
+        out[m]["seeds"] = [int(r["seed"]) for r in have]
     for m, p in zip(names, holm([out[m]["p_sign_flip"] for m in names]), strict=True):
         out[m]["p_holm"] = p
         out[m]["significant"] = p < 0.05
     return {
         "seeds": [int(row["seed"]) for row in rows],
         "metric": metric,
-        "per_seed": {m: [row[m][metric] for row in rows] for m in models},
+        "per_seed": {m: [row[m][metric] if m in row else None for row in rows] for m in models},
         "vs_dpm": out,
     }
 
@@ -134,20 +140,28 @@ def paired_markdown(result: dict) -> str:
     lines = [f"Paired comparison over seeds {result['seeds']} ({result['metric']}, lower is better).", ""]
     lines += ["| seed | " + " | ".join(models) + " |", "|---" * (len(models) + 1) + "|"]
     for i, seed in enumerate(result["seeds"]):
-        lines.append(f"| {seed} | " + " | ".join(f"{result['per_seed'][m][i]:.4f}" for m in models) + " |")
-    lines.append("| mean | " + " | ".join(f"{np.mean(result['per_seed'][m]):.4f}" for m in models) + " |")
-    lines += ["", "| vs DPM | mean ratio | mean diff (DPM - model) | sd | t | better on | sign-flip p | Holm p |"]
-    lines.append("|---|---|---|---|---|---|---|---|")
+        cells = [result["per_seed"][m][i] for m in models]
+        lines.append(f"| {seed} | " + " | ".join("—" if v is None else f"{v:.4f}" for v in cells) + " |")
+    means = [np.mean([v for v in result["per_seed"][m] if v is not None]) for m in models]
+    lines.append("| mean | " + " | ".join(f"{v:.4f}" for v in means) + " |")
+    lines += [
+        "",
+        "| vs DPM | seeds | mean ratio | mean diff (DPM - model) | sd | t | better on | sign-flip p | Holm p |",
+    ]
+    lines.append("|---|---|---|---|---|---|---|---|---|")
     for m, p in result["vs_dpm"].items():
         lines.append(
-            f"| {m} | {p['ratio_of_means']:.3f} | {p['mean_diff']:.5f} | {p['sd_diff']:.5f} | {p['t']:.2f} | "
-            f"{p['wins']}/{p['n']} | {p['p_sign_flip']:.4f} | {p['p_holm']:.4f} |"
+            f"| {m} | {p['n']} | {p['ratio_of_means']:.3f} | {p['mean_diff']:.5f} | {p['sd_diff']:.5f} | "
+            f"{p['t']:.2f} | {p['wins']}/{p['n']} | {p['p_sign_flip']:.4f} | {p['p_holm']:.4f} |"
         )
     return "\n".join(lines) + "\n"
 
 
-def write_paired(runs: Sequence[str | Path], out: str | Path, metric: str = "crps") -> dict:
-    """Merge the per-seed rows of run folders (or results.json files) and write paired.json and paired.md."""
+def write_paired(
+    runs: Sequence[str | Path], out: str | Path, metric: str = "crps", models: Sequence[str] | None = None
+) -> dict:
+    """Merge the per-seed rows of run folders (or results.json files) and write paired.json and paired.md;
+    `models` keeps only these DyDiff variants (Holm then runs over them alone)."""
     import json
 
     from iclr25.shared.results import atomic_write_json, atomic_write_text
@@ -160,8 +174,13 @@ def write_paired(runs: Sequence[str | Path], out: str | Path, metric: str = "crp
             raise ValueError(f"{path} does not exist")
         with reading_file(path, "results.json written by `reproduce`"):
             docs.append(json.loads(path.read_text()))
-    rows, models = merge_seed_rows(docs)
-    result = paired_report(rows, models, metric)
+    rows, found = merge_seed_rows(docs)
+    if models is not None:
+        missing = sorted(set(models) - set(found))
+        if missing:
+            raise ValueError(f"no run has {missing}; the runs have {found}")
+        found = [BASELINE] + [m for m in found if m in models and m != BASELINE]
+    result = paired_report(rows, found, metric)
     result["runs"] = [doc.get("command", "") for doc in docs]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
