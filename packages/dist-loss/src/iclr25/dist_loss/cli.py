@@ -18,13 +18,14 @@ from iclr25.shared.cli import (
     add_config_args,
     add_run_args,
     add_scale_out_args,
+    add_verb_args,
     check_verb_flags,
     config_from_args,
     make_parser,
     package_main,
     scale_out_from_args,
 )
-from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
+from iclr25.shared.run import open_run_folder
 
 if TYPE_CHECKING:
     from iclr25.dist_loss.data import RegressionData
@@ -98,12 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     tr.add_argument("--data", type=Path, help=".npz from `synth` (default: the synthetic task of --seed)")
     add_config_args(tr, TrainConfig())  # --epochs --batch-size --lr --lam --eps --bw --threads
-    tr.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
-    tr.add_argument("--device", choices=DEVICES, default="auto", help="compute device (default: %(default)s)")
-    tr.add_argument("--out", type=Path, help="run folder for model.pt and metrics.json (default: runs/dist-loss/...)")
-    tr.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
-    tr.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: %(default)s)")
-    tr.add_argument("--quiet", action="store_true", help="no progress output")
+    add_verb_args(tr)
     add_scale_out_args(tr)  # --checkpoint-every counts epochs here
 
     ev = sub.add_parser("eval", help="per-region (many/median/few-shot) metrics of a trained model")

@@ -12,11 +12,12 @@ from pathlib import Path
 from iclr25.shared.cli import (
     CliError,
     add_run_args,
+    add_verb_args,
     check_verb_flags,
     make_parser,
     package_main,
 )
-from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
+from iclr25.shared.run import open_run_folder
 from iclr25.shared.validate import check_int_at_least, check_nonnegative, check_probability
 
 PROG = "iclr25-eci-conformal"
@@ -66,12 +67,7 @@ def _parser():
     r.add_argument("--lr", type=float, help="learning rate (required except for trail, dtaci)")
     r.add_argument("--score", choices=("signed", "abs"), default="signed", help="score (default: %(default)s)")
     r.add_argument("--burn-in", type=int, default=100, help="T_burnin: lr window, metrics after it (default: 100)")
-    r.add_argument("--out", type=Path, help="run folder (default: runs/eci-conformal/run-<method>-<time>)")
-    r.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
-    r.add_argument("--seed", type=int, default=0, help="accepted for the common CLI; unused (the run is deterministic)")
-    r.add_argument("--device", choices=DEVICES, default="auto", help="accepted; unused (a scalar recursion on the CPU)")
-    r.add_argument("--wandb", choices=WANDB_MODES, default="off", help="also log the summary to wandb (default: off)")
-    r.add_argument("--quiet", action="store_true", help="no progress output")
+    add_verb_args(r)
     return parser
 
 

@@ -15,24 +15,14 @@ from iclr25.etd_exploration.config import ENERGIES, INTRINSICS
 from iclr25.shared.cli import (
     CliError,
     add_run_args,
+    add_verb_args,
     check_verb_flags,
     make_parser,
     package_main,
 )
-from iclr25.shared.run import DEVICES, WANDB_MODES
 
 PROG = "iclr25-etd-exploration"
 SLUG = "etd-exploration"
-
-
-def _add_folder_args(parser: argparse.ArgumentParser, command: str, seed: int = 0) -> None:
-    """The shared flags of a verb that writes a run folder."""
-    parser.add_argument("--out", type=Path, help=f"run folder (default: runs/{SLUG}/{command}-<...>-<time>)")
-    parser.add_argument("--seed", type=int, default=seed, help="random seed (default: %(default)s)")
-    parser.add_argument("--device", choices=DEVICES, default="auto", help="compute device (default: %(default)s)")
-    parser.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: %(default)s)")
-    parser.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
-    parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--env", default="MiniGrid-DoorKey-8x8-v0", help="MiniGrid id (default: %(default)s)")
     tr.add_argument("--intrinsic", choices=INTRINSICS, default="etd", help="intrinsic reward (default: %(default)s)")
     tr.add_argument("--frames", type=float, default=1e5, help="environment frames (default: %(default)g)")
-    _add_folder_args(tr, "train")
+    add_verb_args(tr)
     tr.add_argument("--eval-episodes", type=int, default=5, help="evaluation episodes after training (default: 5)")
     tr.add_argument("overrides", nargs="*", metavar="key=value", help="PPOConfig overrides, e.g. n_envs=8")
 
@@ -59,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     dm.add_argument("--noise", action="store_true", help="random wall colours at every observation")
     dm.add_argument("--steps", type=int, default=800)
     dm.add_argument("--energy", choices=ENERGIES, default="mrn_pot")
-    _add_folder_args(dm, "distance-map")
+    add_verb_args(dm)
     return parser
 
 

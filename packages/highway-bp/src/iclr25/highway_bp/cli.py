@@ -8,21 +8,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from iclr25.highway_bp.config import BACKWARDS, MODELS, TrainConfig
 from iclr25.shared.cli import (
     CliError,
     add_config_args,
     add_run_args,
-    add_scale_out_args,
+    add_verb_args,
     check_verb_flags,
     config_from_args,
     make_parser,
     package_main,
     scale_out_from_args,
 )
-from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
+from iclr25.shared.run import open_run_folder
 
 PROG = "iclr25-highway-bp"
 SLUG = "highway-bp"
@@ -45,13 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     # --k (Highway-BP / FPI iterations), --depth (resmlp blocks), --hidden, --epochs, --lr (None: 1e-3 resmlp,
     # 3e-3 RNN), --batch-size: one flag per TrainConfig field, defaults from TrainConfig
     add_config_args(tr, TrainConfig(), exclude=("model", "backward"))
-    tr.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
-    tr.add_argument("--device", choices=DEVICES, default="auto", help="compute device (default: %(default)s)")
-    tr.add_argument("--out", type=Path, help="run folder for metrics and result.json (default: runs/highway-bp/...)")
-    tr.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
-    tr.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: %(default)s)")
-    tr.add_argument("--quiet", action="store_true", help="no progress output")
-    add_scale_out_args(tr)
+    add_verb_args(tr, scale_out=True)
     ch = sub.add_parser("check", help="run the exactness checks (Theorem 2) on a model of your size")
     ch.add_argument("--model", choices=["resmlp", "gru", "lstm"], default="resmlp")
     ch.add_argument("--depth", type=int, default=8, help="L: residual blocks (resmlp) or time steps (RNN)")

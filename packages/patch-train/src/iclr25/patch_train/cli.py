@@ -19,7 +19,7 @@ from iclr25.patch_train.config import BUDGETS, PRESETS, STAGES, TrainConfig
 from iclr25.shared.cli import (
     add_config_args,
     add_run_args,
-    add_scale_out_args,
+    add_verb_args,
     check_verb_flags,
     config_from_args,
     make_parser,
@@ -27,7 +27,7 @@ from iclr25.shared.cli import (
     scale_out_from_args,
 )
 from iclr25.shared.progress import set_quiet
-from iclr25.shared.run import DEVICES, WANDB_MODES
+from iclr25.shared.run import DEVICES
 
 PROG = "iclr25-patch-train"
 SLUG = "patch-train"
@@ -67,13 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--budget", choices=BUDGETS, default=TRAIN.budget,
                     help="two-stage: read 1/C(lam,K) x the data of --steps token steps, or the same data")  # fmt: skip
     add_config_args(tr, TRAIN, exclude=("stage", "lam", "budget"))
-    tr.add_argument("--out", type=Path, help="run folder (default: runs/patch-train/train-<stage>-<time>)")
-    tr.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
-    tr.add_argument("--device", choices=DEVICES, default="auto", help="compute device (default: %(default)s)")
-    tr.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: %(default)s)")
-    tr.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
-    tr.add_argument("--quiet", action="store_true", help="no progress output")
-    add_scale_out_args(tr)
+    add_verb_args(tr, scale_out=True)
 
     tk = sub.add_parser("tokenize", help="pre-tokenise a corpus into a flat token file for the full presets")
     tk.add_argument("--corpus", required=True, help="a folder of .jsonl/.jsonl.zst shards or one file")

@@ -11,9 +11,9 @@ import math
 import sys
 from pathlib import Path
 
-from iclr25.shared.cli import CliError, add_run_args, int_at_least, make_parser, package_main
+from iclr25.shared.cli import CliError, add_run_args, add_verb_args, int_at_least, make_parser, package_main
 from iclr25.shared.progress import set_quiet
-from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder
+from iclr25.shared.run import check_run_folder
 
 PROG = "iclr25-sa-gfn"
 METHODS = ("tb", "db", "subtb", "tb-rnd", "gafn", "sagfn")
@@ -38,12 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--iters", type=int_at_least(1), default=800, help="training iterations (default: 800)")
     tr.add_argument("--hidden", type=int_at_least(1), default=128, help="MLP width (default: 128)")
     tr.add_argument("--eval-every", type=int_at_least(1), default=100, help="exact evaluation period (default: 100)")
-    tr.add_argument("--out", type=Path, help="run folder (default: runs/sa-gfn/train-<time>)")
-    tr.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    tr.add_argument("--device", choices=DEVICES, default="auto")
-    tr.add_argument("--wandb", choices=WANDB_MODES, default="off")
-    tr.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
-    tr.add_argument("--quiet", action="store_true", help="no progress output")
+    add_verb_args(tr)
     ev = sub.add_parser("eval", help="print the claims of a finished run folder (results.json)")
     ev.add_argument("run_dir", type=Path, help="a run folder holding results.json")
     return parser

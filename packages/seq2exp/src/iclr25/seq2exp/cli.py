@@ -14,27 +14,19 @@ from pathlib import Path
 from iclr25.shared.cli import (
     CliError,
     add_run_args,
+    add_verb_args,
     check_verb_flags,
     int_at_least,
     make_parser,
     package_main,
     positive_float,
 )
-from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
+from iclr25.shared.run import DEVICES, open_run_folder
 
 PROG = "iclr25-seq2exp"
 SLUG = "seq2exp"
 SCALES = ("ci", "quick", "full")
 TRAIN_MODELS = ("seq2exp-soft", "seq2exp-hard", "seq", "seq-signal", "macs-mask")
-
-
-def _common(p: argparse.ArgumentParser, out_help: str) -> None:
-    p.add_argument("--out", type=Path, help=out_help)
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    p.add_argument("--device", choices=DEVICES, default="auto", help="compute device (default: auto)")
-    p.add_argument("--wandb", choices=WANDB_MODES, default="off", help="wandb logging (default: off)")
-    p.add_argument("--overwrite", action="store_true", help="replace what an earlier run wrote at --out")
-    p.add_argument("--quiet", action="store_true", help="no progress output")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--lr", type=positive_float, default=1e-3, help="Adam learning rate (default: 1e-3)")
     tr.add_argument("--prior-scale", type=float, default=1.0, help="c of the signal Beta (default: 1, spec §6a)")
     tr.add_argument("--center-len", type=int_at_least(1), default=128, help="promoter window (default: 128)")
-    _common(tr, "run folder (default: runs/seq2exp/train-<model>-<time>)")
+    add_verb_args(tr)
     ev = sub.add_parser("eval", help="test a checkpoint written by `train` on a dataset .npz")
     ev.add_argument("--model", type=Path, required=True, help="model.pt written by `train`")
     ev.add_argument("--data", type=Path, help="dataset .npz (default: the planted data the model was trained on)")

@@ -15,27 +15,19 @@ from iclr25.shared.cli import (
     CliError,
     add_config_args,
     add_run_args,
+    add_verb_args,
     check_verb_flags,
     config_from_args,
     make_parser,
     package_main,
 )
-from iclr25.shared.run import DEVICES, WANDB_MODES, open_run_folder
+from iclr25.shared.run import open_run_folder
 
 PROG = "iclr25-tsc-net"
 SLUG = "tsc-net"
 SCALES = ("ci", "quick", "benchmark", "full")
 CONFIG_FLAGS = ("train_scenes", "test_scenes", "arch", "goal_cells", "goal_cell_px", "step_cell_px", "d_model",
                 "heads", "layers", "latent", "train_steps", "lr", "augment", "threads")  # fmt: skip
-
-
-def _common(p: argparse.ArgumentParser, out_help: str) -> None:
-    p.add_argument("--out", type=Path, help=out_help)
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    p.add_argument("--device", choices=DEVICES, default="auto")
-    p.add_argument("--wandb", choices=WANDB_MODES, default="off")
-    p.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
-    p.add_argument("--quiet", action="store_true", help="no progress output")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,12 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("simulate", help="write simulated scenes as Y-Net pickles + mask PNGs (+ exits.json)")
     sim.add_argument("--train-scenes", type=int, default=40)
     sim.add_argument("--test-scenes", type=int, default=10)
-    _common(sim, "folder for train.pkl, test.pkl, <scene>_mask.png (default: runs/tsc-net/simulate-...)")
+    add_verb_args(sim)
     tr = sub.add_parser("train", help="train TSC-Net (or a learned baseline) on a Y-Net folder or on simulated data")
     tr.add_argument("--data", required=True, help="'sim' (simulate now) or a folder holding train.pkl + masks")
     tr.add_argument("--model", choices=("tsc", "blind", "goalreg"), default="tsc", help="variant (default: tsc)")
     tr.add_argument("--scale", choices=("quick", "full"), default="quick", help="preset for the defaults")
-    _common(tr, "run folder for model.pt (default: runs/tsc-net/train-...)")
+    add_verb_args(tr)
     add_config_args(tr, PRESETS["quick"], exclude=[f for f in PRESETS["quick"].__dataclass_fields__ if f not in CONFIG_FLAGS])  # fmt: skip
     for name, helptext in (("predict", "sample K trajectories per pedestrian and plot them over the scene"),
                            ("eval", "minADE/minFDE/goal-FDE/violations of a trained model, per subset")):  # fmt: skip
@@ -64,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--split", default="test", help="pickle name inside --data (default: test)")
         p.add_argument("--k", type=int, default=20, help="samples: 5 CVAE draws x k/5 cells (default: 20)")
         p.add_argument("--max-peds", type=int, default=240, help="evaluate the first whole clips up to this many")
-        _common(p, "run folder for the outputs" + (" (default: runs/tsc-net/predict-...)" if name == "predict" else ""))
+        add_verb_args(p)
     return parser
 
 
