@@ -1,11 +1,14 @@
 """The claim gate: the `ci` preset (maze temporal distance, clean and noisy walls) and its gated claims."""
 
+import json
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from iclr25.etd_exploration.config import PRESETS, Config, MazeConfig, PPOConfig
+from iclr25.etd_exploration.reproduce import claims as claims_of
 from iclr25.etd_exploration.reproduce import run
 
 
@@ -34,7 +37,10 @@ def test_ci_report_is_complete(ci_report, tmp_path):
 
 
 def test_presets_are_consistent():
-    assert set(PRESETS) == {"ci", "quick", "full"}
+    assert set(PRESETS) == {"ci", "quick", "bench", "noisy", "full"}
+    bench = PRESETS["bench"]
+    assert bench.gate_exploration and bench.ppo_seeds >= 5 and {"etd", "none", "etd-random"} <= set(bench.ppo_methods)
+    assert PRESETS["noisy"].ppo_noise > 0 and {"etd", "count"} <= set(PRESETS["noisy"].ppo_methods)
     assert PRESETS["ci"].ppo_frames == 0 and PRESETS["quick"].ppo_frames > 0
     assert PRESETS["full"].full_envs and PRESETS["full"].full_frames >= 1_000_000
     with pytest.raises(ValueError, match="scale must be one of"):
@@ -85,3 +91,37 @@ def test_the_maze_gate_fails_on_a_critic_that_learns_nothing(monkeypatch, tmp_pa
     report = run("ci", tmp_path / "broken", seed=0, device="cpu", config=replace(PRESETS["ci"], maze_clean_seeds=1))
     failed = {c.name for c in report.failed_gated}
     assert {"maze_rho_pairs_clean", "maze_rho_goal20_clean"} <= failed
+
+
+def _bench_summary(cells):
+    return {
+        m: {"late_unique_cells": v, "intrinsic_fraction": 0.5, "seeds_late_unique_cells": [v]} for m, v in cells.items()
+    }
+
+
+def test_the_coverage_gate_reads_the_ratio_to_no_bonus():
+    cfg = PRESETS["bench"]
+    tag = "FourRooms-rewardfree"
+    good = {"ppo": {tag: _bench_summary({"etd": 20.0, "none": 10.0, "etd-mean": 15.0, "etd-random": 8.0})}}
+    claims = {c.name: c for c in claims_of(good, cfg)}
+    assert claims["rewardfree_coverage_ratio"].holds and claims["rewardfree_coverage_ratio"].gated
+    assert claims["rewardfree_gate_rejects_etd_random"].holds and claims["rewardfree_gate_rejects_etd_random"].gated
+    assert not claims["rewardfree_gate_rejects_etd_mean"].holds and not claims["rewardfree_gate_rejects_etd_mean"].gated
+    flat = {"ppo": {tag: _bench_summary({"etd": 11.0, "none": 10.0, "etd-random": 12.5})}}
+    failed = {c.name for c in claims_of(flat, cfg) if c.gated and not c.holds}
+    assert failed == {"rewardfree_coverage_ratio", "rewardfree_gate_rejects_etd_random"}
+
+
+def test_committed_bench_gate_holds_and_fails_with_a_broken_reward_in_place_of_etd():
+    """The bench scale (5 seeds, too long for the test suite) is the exploration gate: its committed metrics pass it,
+    and the measured numbers of ETD with random distances put in ETD's place fail it."""
+    path = Path(__file__).parents[1] / "results" / "bench" / "results.json"
+    metrics = json.loads(path.read_text())["metrics"]
+    cfg = PRESETS["bench"]
+    gated = [c for c in claims_of(metrics, cfg) if c.gated]
+    assert gated and all(c.holds for c in gated), [(c.name, c.ours) for c in gated]
+    summary = metrics["ppo"]["FourRooms-rewardfree"]
+    assert len(summary["etd"]["seeds_late_unique_cells"]) == 5
+    summary["etd"] = summary["etd-random"]
+    ratio = {c.name: c for c in claims_of(metrics, cfg)}["rewardfree_coverage_ratio"]
+    assert ratio.gated and not ratio.holds

@@ -94,3 +94,24 @@ def overhead_table(episode_lens: tuple[int, ...] = (100, 640, 2560), seed: int =
             "total_fraction": (etd["score_s"] + etd["train_s"]) / ppo,
         }
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m iclr25.etd_exploration.bench OUT.json`: write the overhead table (one torch thread)."""
+    import json
+    import sys
+    from pathlib import Path
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or not args[0].endswith(".json"):
+        print("usage: python -m iclr25.etd_exploration.bench OUT.json", file=sys.stderr)
+        return 2
+    torch.set_num_threads(1)
+    table = overhead_table()
+    Path(args[0]).write_text(json.dumps(table, indent=1) + "\n")
+    print(json.dumps(table, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
