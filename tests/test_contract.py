@@ -19,9 +19,10 @@ from iclr25.shared.paper import discover_papers
 
 ROOT = Path(__file__).resolve().parents[1]
 SLUGS = sorted(p.parent.name for p in (ROOT / "packages").glob("*/pyproject.toml"))
-# The harness around a paper's method (studies.py: drivers of extra studies and benchmarks): only these modules may
-# use Lightning, wandb, the CLI and the run layer.
-HARNESS = {"__init__", "__main__", "cli", "config", "reproduce", "studies", "lit", "training", "train"}
+# The harness around a paper's method: these modules may use Lightning, wandb, the CLI and the run layer even when
+# the public API reaches them. Method code is every other module the public API (the package __init__'s imports)
+# reaches, directly or through the package's own imports: importing a public name never loads the harness.
+HARNESS = {"__init__", "__main__", "cli", "config", "reproduce", "lit", "training", "train"}
 NOT_IN_METHOD_CODE = (
     "lightning",
     "pytorch_lightning",
@@ -55,6 +56,25 @@ def _owner(name: str) -> str | None:
     return parts[1] if parts[0] == "iclr25" and len(parts) > 1 else None
 
 
+def _method_modules(package: Path, imports: dict[Path, list[str]]) -> list[Path]:
+    """The package's modules its public API reaches (from `__init__`, through its own imports), harness excluded."""
+    prefix = f"iclr25.{package.name}."
+    by_name = {".".join(p.relative_to(package).with_suffix("").parts): p for p in imports}
+    reached: set[Path] = set()
+    todo = [package / "__init__.py"] if package.joinpath("__init__.py").is_file() else []
+    while todo:
+        for name in imports[todo.pop()]:
+            parts = name.removeprefix(prefix).split(".") if name.startswith(prefix) else []
+            # "iclr25.<pkg>.mod.attr" or "iclr25.<pkg>.mod": the longest prefix that is one of the package's modules
+            module = next(
+                (by_name[".".join(parts[:k])] for k in range(len(parts), 0, -1) if ".".join(parts[:k]) in by_name), None
+            )
+            if module is not None and module not in reached and module.stem not in HARNESS:
+                reached.add(module)
+                todo.append(module)
+    return sorted(reached)
+
+
 def import_violations(root: Path) -> list[str]:
     """Packages importing each other, shared importing a paper, method modules importing the harness."""
     found = []
@@ -66,17 +86,17 @@ def import_violations(root: Path) -> list[str]:
         ]
     for package in sorted((root / "packages").glob("*/src/iclr25/*")):
         own = package.name
-        for source in sorted(package.rglob("*.py")):
+        imports = {source: _imports(source, f"iclr25.{own}") for source in sorted(package.rglob("*.py"))}
+        for source, names in imports.items():
             where = f"{own}/{source.relative_to(package)}"
-            names = _imports(source, f"iclr25.{own}")
             found += [f"{where} imports {n}" for n in names if _owner(n) not in (None, own, "shared")]
-            if source.stem not in HARNESS:
-                banned = (*NOT_IN_METHOD_CODE, f"iclr25.{own}.cli", f"iclr25.{own}.reproduce")
-                found += [
-                    f"{where} (method code) imports {n}"
-                    for n in names
-                    if any(n == b or n.startswith(b + ".") for b in banned)
-                ]
+        banned = (*NOT_IN_METHOD_CODE, f"iclr25.{own}.cli", f"iclr25.{own}.reproduce")
+        for source in _method_modules(package, imports):
+            found += [
+                f"{own}/{source.relative_to(package)} (method code) imports {n}"
+                for n in imports[source]
+                if any(n == b or n.startswith(b + ".") for b in banned)
+            ]
     return found
 
 
@@ -125,16 +145,19 @@ def _write(path: Path, text: str) -> None:
 
 def test_the_checks_fail_on_a_deliberately_broken_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _write(tmp_path / "shared/src/iclr25/shared/util.py", "from iclr25.alpha import thing\n")
-    _write(tmp_path / "packages/alpha/src/iclr25/alpha/method.py", "import lightning\nfrom iclr25.beta import x\n")
-    _write(tmp_path / "packages/alpha/src/iclr25/alpha/cli.py", "from iclr25.shared.cli import guarded\n")
-    _write(tmp_path / "packages/alpha/src/iclr25/alpha/model.py", "from .cli import main\nfrom ..beta import y\n")
+    alpha = tmp_path / "packages/alpha/src/iclr25/alpha"
+    _write(alpha / "__init__.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .method import fit\n")
+    _write(alpha / "method.py", "import lightning\nfrom iclr25.beta import x\nfrom iclr25.alpha.model import net\n")
+    _write(alpha / "cli.py", "from iclr25.shared.cli import guarded\n")
+    _write(alpha / "model.py", "from .cli import main\nfrom ..beta import y\n")  # reached through method.py
+    _write(alpha / "bench.py", "import argparse\nfrom .reproduce import run\n")  # a driver no public name reaches
     found = import_violations(tmp_path)
     assert "shared/util.py imports iclr25.alpha.thing" in found
     assert "alpha/method.py imports iclr25.beta.x" in found
     assert "alpha/method.py (method code) imports lightning" in found
     assert "alpha/model.py (method code) imports iclr25.alpha.cli.main" in found
     assert "alpha/model.py imports iclr25.beta.y" in found
-    assert not [f for f in found if f.startswith("alpha/cli.py")]  # the harness may use the CLI helpers
+    assert not [f for f in found if f.startswith(("alpha/cli.py", "alpha/bench.py"))]  # the harness may use the CLI
 
     package = tmp_path / "broken_pkg"
     _write(
