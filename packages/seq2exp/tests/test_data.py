@@ -154,3 +154,19 @@ def test_fold_selection_and_dataset(genome):
     train = GeneWindowDataset(root, "K562", fold=11, seq_range=100, split="train")
     assert [train[i]["ensid"] for i in range(len(train))] == ["G2", "G3"]
     assert not train[1]["signals"][:, 2].any()  # no Hi-C file for chrX: zeros
+
+
+def test_bigwig_track_equals_its_bedgraph(tmp_path):
+    """A bigWig written with pyBigWig (the [genomics] extra) reads as the same per-base values as the bedGraph."""
+    pyBigWig = pytest.importorskip("pyBigWig")
+    from iclr25.seq2exp.data import read_track
+
+    intervals = [("chr1", 2, 6, 1.5), ("chr1", 10, 14, 3.0)]
+    (tmp_path / "t.bedGraph").write_text("".join(f"{c}\t{s}\t{e}\t{v}\n" for c, s, e, v in intervals))
+    with pyBigWig.open(str(tmp_path / "t.bw"), "w") as bw:
+        bw.addHeader([("chr1", 40)])
+        bw.addEntries(*map(list, zip(*[(c, s, e) for c, s, e, _ in intervals], strict=True)),
+                      values=[v for *_, v in intervals])  # fmt: skip
+    big = read_track(tmp_path / "t.bw", "chr1", 0, 20)
+    assert np.array_equal(big, read_track(tmp_path / "t.bedGraph", "chr1", 0, 20))
+    assert np.allclose(big, [0, 0, 1.5, 1.5, 1.5, 1.5, 0, 0, 0, 0, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0])
