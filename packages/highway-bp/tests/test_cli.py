@@ -78,3 +78,20 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, message):
     assert _exit_code(argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err
+
+
+def test_speed_prints_a_table_like_table_3(capsys, tmp_path):
+    args = ["speed", "--cells", "gru", "lstm", "--lengths", "6", "--hidden", "4", "--batch-size", "2", "--vocab", "5"]
+    args += ["--hbp-ks", "0", "2", "--fpi-ks", "1", "--steps", "1", "--warmup", "0", "--device", "cpu"]
+    assert main([*args, "--out", str(tmp_path / "speed")]) == 0
+    out = capsys.readouterr().out
+    assert "| GRUx1 L=6 |" in out and "| LSTMx1 L=6 |" in out and "HBP k=2" in out and "FPI k=1" in out
+    assert json.loads((tmp_path / "speed.json").read_text())["rows"][1]["cell"] == "lstm"
+    assert (tmp_path / "speed.md").read_text().strip() == out.strip()
+
+
+@pytest.mark.parametrize("bad", [["--lengths", "0"], ["--hbp-ks", "-1"], ["--cells", "rnn"], ["--vocab", "1"]])
+def test_speed_refuses_bad_input(capsys, bad):
+    with pytest.raises(SystemExit) as exc:
+        main(["speed", *bad])
+    assert exc.value.code == 2 and "error" in capsys.readouterr().err

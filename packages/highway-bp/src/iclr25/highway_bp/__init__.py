@@ -15,6 +15,8 @@ PAPER = Paper.load(__name__)
 
 if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazily at run time
     from iclr25.highway_bp.baselines import truncated_bptt_backward
+    from iclr25.highway_bp.charlm import CharLM
+    from iclr25.highway_bp.charlm import train_char_lm
     from iclr25.highway_bp.checks import exactness_checks
     from iclr25.highway_bp.data import load_digits_split
     from iclr25.highway_bp.highway import HighwayStack
@@ -37,5 +39,8 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.highway_bp.rnn import rnn_backward
     from iclr25.highway_bp.rnn import rnn_step
     from iclr25.highway_bp.scan import cumsumprod
+    from iclr25.highway_bp.speed import speed_table
+    from iclr25.highway_bp.transformer import gpt2_stack
+    from iclr25.highway_bp.transformer import train_transformer
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

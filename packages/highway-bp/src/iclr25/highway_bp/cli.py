@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
-from iclr25.highway_bp.config import BACKWARDS, MODELS, TrainConfig
+from iclr25.highway_bp.config import BACKWARDS, LM_CELLS, MODELS, TrainConfig
 from iclr25.shared.cli import (
     CliError,
     add_config_args,
@@ -17,11 +18,12 @@ from iclr25.shared.cli import (
     add_verb_args,
     check_verb_flags,
     config_from_args,
+    int_at_least,
     make_parser,
     package_main,
     scale_out_from_args,
 )
-from iclr25.shared.run import open_run_folder
+from iclr25.shared.run import DEVICES, open_run_folder
 
 PROG = "iclr25-highway-bp"
 SLUG = "highway-bp"
@@ -45,6 +47,25 @@ def _parser() -> argparse.ArgumentParser:
     # 3e-3 RNN), --batch-size: one flag per TrainConfig field, defaults from TrainConfig
     add_config_args(tr, TrainConfig(), exclude=("model", "backward"))
     add_verb_args(tr, scale_out=True)
+    sp = sub.add_parser(
+        "speed",
+        help="time BP/BPTT, FPI(k) and Highway-BP(k) per step over sequence lengths (a table like Table 3)",
+        description="Char-level GRU/LSTM language models with a loss at every step: ms per training step (forward, "
+        "backward, Adam) for BPTT, FPI(k) and Highway-BP(k), and the speed-up of HBP(k) over BPTT.",
+    )
+    sp.add_argument("--cells", nargs="+", choices=LM_CELLS, default=["gru", "lstm"])
+    sp.add_argument("--lengths", nargs="+", type=int_at_least(1), default=[64, 256], help="sequence lengths L")
+    sp.add_argument("--hidden", type=int_at_least(1), default=128)
+    sp.add_argument("--batch-size", type=int_at_least(1), default=32)
+    sp.add_argument("--vocab", type=int_at_least(2), default=128)
+    sp.add_argument("--hbp-ks", nargs="+", type=int_at_least(0), default=[0, 1, 2, 5, 10])
+    sp.add_argument("--fpi-ks", nargs="+", type=int_at_least(0), default=[0, 5, 10])
+    sp.add_argument("--steps", type=int_at_least(1), default=5, help="timed steps per entry (median shown)")
+    sp.add_argument("--warmup", type=int_at_least(0), default=2, help="untimed steps first")
+    sp.add_argument("--threads", type=int_at_least(0), default=1, help="torch CPU threads (0: torch's default)")
+    sp.add_argument("--device", choices=DEVICES, default="auto", help="compute device (default: %(default)s)")
+    sp.add_argument("--seed", type=int, default=0)
+    sp.add_argument("--out", type=Path, help="also write the tables to OUT.md and the timings to OUT.json")
     ch = sub.add_parser("check", help="run the exactness checks (Theorem 2) on a model of your size")
     ch.add_argument("--model", choices=["resmlp", "gru", "lstm"], default="resmlp")
     ch.add_argument("--depth", type=int, default=8, help="L: residual blocks (resmlp) or time steps (RNN)")
@@ -132,6 +153,47 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _speed(args: argparse.Namespace) -> int:
+    """Time the backward passes (`iclr25.highway_bp.speed`) and print Table-3-like tables (wall and CPU ms)."""
+    import dataclasses
+
+    import torch
+
+    from iclr25.highway_bp.speed import format_speed_table, speed_table
+    from iclr25.shared.device import pick_device
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = pick_device(args.device)
+    rows = speed_table(
+        args.cells,
+        args.lengths,
+        hidden=args.hidden,
+        batch=args.batch_size,
+        vocab=args.vocab,
+        hbp_ks=args.hbp_ks,
+        fpi_ks=args.fpi_ks,
+        steps=args.steps,
+        warmup=args.warmup,
+        device=device,
+        seed=args.seed,
+    )
+    where = f"{device}, {torch.get_num_threads()} threads" if device == "cpu" else torch.cuda.get_device_name()
+    setting = f"hidden {args.hidden}, batch {args.batch_size}, vocab {args.vocab}, loss at every step"
+    text = (
+        f"Wall-clock ms per training step (median of {args.steps}; {where}; {setting}):\n\n"
+        f"{format_speed_table(rows)}\n\nProcess CPU ms per step (user + system, mean):\n\n"
+        f"{format_speed_table(rows, cpu=True)}\n"
+    )
+    print(text)
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.with_suffix(".md").write_text(text, encoding="utf-8")
+        data = {"device": where, "rows": [dataclasses.asdict(r) for r in rows]}
+        args.out.with_suffix(".json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    return 0
+
+
 def _check(args: argparse.Namespace) -> int:
     import torch
 
@@ -145,7 +207,7 @@ def _check(args: argparse.Namespace) -> int:
     return 0 if all(ok for _, ok in report.values()) else 1
 
 
-main = package_main(PROG, _parser, {"train": _train, "check": _check})
+main = package_main(PROG, _parser, {"train": _train, "check": _check, "speed": _speed})
 
 
 if __name__ == "__main__":

@@ -6,19 +6,15 @@ One step is what a training step does: forward, the chosen backward, and Adam, o
 step (random character ids: the time does not depend on the text). The first `warmup` steps are not timed;
 the table shows the median of `steps` timed steps (wall clock, synchronised on GPU) and the mean CPU time
 (user + system) of the process per step. Standard library only at module level (the CLI imports it); torch loads
-inside the functions.
+inside the functions. The `speed` verb of the CLI prints these tables.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
-import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from iclr25.highway_bp.config import LM_CELLS
@@ -119,66 +115,3 @@ def format_speed_table(rows: Sequence[SpeedRow], cpu: bool = False) -> str:
         cells = [f"{row.cell.upper()}x1 L={row.length}", f"{ms['bp']:.1f}", *(f"{ms[k]:.1f}" for k in fpi + hbp), ups]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-def add_speed_args(parser: argparse.ArgumentParser) -> None:
-    """The `speed` verb's flags."""
-    parser.add_argument("--cells", nargs="+", choices=LM_CELLS, default=["gru", "lstm"])
-    parser.add_argument("--lengths", nargs="+", type=int, default=[64, 256], help="sequence lengths L")
-    parser.add_argument("--hidden", type=int, default=128)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--vocab", type=int, default=128)
-    parser.add_argument("--hbp-ks", nargs="+", type=int, default=[0, 1, 2, 5, 10])
-    parser.add_argument("--fpi-ks", nargs="+", type=int, default=[0, 5, 10])
-    parser.add_argument("--steps", type=int, default=5, help="timed steps per entry (median shown)")
-    parser.add_argument("--warmup", type=int, default=2, help="untimed steps first")
-    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    parser.add_argument("--device", default="auto", help="cpu | cuda | auto")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, help="also write the tables (.md) and the timings (.json) here")
-
-
-def speed_verb(args: argparse.Namespace) -> int:
-    """`iclr25-highway-bp speed`: time the backward passes and print Table-3-like tables (wall and CPU ms)."""
-    import torch
-
-    from iclr25.shared.device import pick_device
-
-    if args.threads < 0:
-        raise ValueError(f"--threads must be >= 0, got {args.threads}")
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    device = pick_device(args.device)
-    rows = speed_table(
-        args.cells,
-        args.lengths,
-        hidden=args.hidden,
-        batch=args.batch_size,
-        vocab=args.vocab,
-        hbp_ks=args.hbp_ks,
-        fpi_ks=args.fpi_ks,
-        steps=args.steps,
-        warmup=args.warmup,
-        device=device,
-        seed=args.seed,
-    )
-    where = f"{device}, {torch.get_num_threads()} threads" if device == "cpu" else device
-    setting = f"hidden {args.hidden}, batch {args.batch_size}, vocab {args.vocab}, loss at every step"
-    text = (
-        f"Wall-clock ms per training step (median of {args.steps}; {where}; {setting}):\n\n"
-        f"{format_speed_table(rows)}\n\nProcess CPU ms per step (user + system, mean):\n\n"
-        f"{format_speed_table(rows, cpu=True)}\n"
-    )
-    print(text)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.with_suffix(".md").write_text(text, encoding="utf-8")
-        data = {"argv": sys.argv[1:], "device": where, "rows": [asdict(r) for r in rows]}
-        args.out.with_suffix(".json").write_text(json.dumps(data, indent=1), encoding="utf-8")
-    return 0
-
-
-if __name__ == "__main__":  # `python -m iclr25.highway_bp.speed ...` (the same as `iclr25-highway-bp speed ...`)
-    _parser = argparse.ArgumentParser(prog="python -m iclr25.highway_bp.speed", description=speed_verb.__doc__)
-    add_speed_args(_parser)
-    sys.exit(speed_verb(_parser.parse_args()))
