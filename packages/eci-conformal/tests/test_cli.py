@@ -98,3 +98,34 @@ def test_run_djia_ticker(tmp_path):
     info = json.loads((out / "metrics.json").read_text())
     assert info["n"] == 300 and info["ticker"] == "AMZN"
     assert main([*args[:-2], "--ticker", "IBM", "--out", str(tmp_path / "x")]) == 2
+
+
+def test_tables_verb_on_user_files_and_bad_input(tmp_path, capsys):
+    from iclr25.eci_conformal.cli import TABLE_DATASETS, TABLE_FORECASTERS
+    from iclr25.eci_conformal.forecast import FORECASTERS, forecast_file, save_forecasts_npz
+    from iclr25.eci_conformal.tables import DATASETS
+
+    assert TABLE_FORECASTERS == FORECASTERS and tuple(DATASETS) == TABLE_DATASETS
+    n = 560
+    temp = 25 + 7 * np.sin(2 * np.pi * np.arange(n) / 365) + np.random.default_rng(0).standard_normal(n)
+    rows = [",date,meantemp,humidity,wind_speed,meanpressure"]
+    rows += [f"{i},{np.datetime64('2013-01-01') + i},{v:.4f},60,5,1010" for i, v in enumerate(temp)]
+    (tmp_path / "DailyDelhiClimateTrain.csv").write_text("\n".join(rows) + "\n")
+    save_forecasts_npz(forecast_file(tmp_path, "daily-climate", "prophet"), np.concatenate([[0.0], temp[:-1]]))
+    out = tmp_path / "t"
+    argv = ["tables", "--data-dir", str(tmp_path), "--forecasters", "ar,prophet", "--no-scorecaster"]
+    assert main([*argv, "--sf-ogd-normaliser", "official", "--out", str(out), "--quiet"]) == 0
+    info = json.loads((out / "tables.json").read_text())
+    assert info["sf_ogd_normaliser"] == "official"
+    assert info["tables"]["daily-climate"]["prophet"]["forecast"] == "cached prophet.npz"
+    assert "daily-climate" in capsys.readouterr().out
+    for extra, message in (
+        (["--forecasters", "arima"], "--forecasters takes a comma list"),
+        (["--datasets", "mars"], "--datasets takes a comma list"),
+        (["--scorecaster-refit", "0"], "--scorecaster-refit"),
+        (["--data-dir", str(tmp_path / "none")], "is not a folder"),
+    ):
+        assert main(["tables", *extra, "--out", str(tmp_path / "bad")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and message in err
+    assert not (tmp_path / "bad").exists()

@@ -123,7 +123,7 @@ def test_seed_changes_every_random_stream(tmp_path):
     assert stream_seed(7, 0) == 7 and stream_seed(7, 1) != stream_seed(8, 0)
     bases = {10_000 * (i + 1) + k for i in range(3) for k in range(5_000)} | set(range(5_000))
     assert not bases & {stream_seed(b, 1) for b in bases}  # a different --seed never reuses a stream
-    cfg = Config(settings=("changepoint",), seeds=1, n=300, extras=False, mix1_seeds=1, validity_n=500,
+    cfg = Config(settings=("changepoint",), seeds=1, n=600, extras=False, mix1_seeds=1, validity_n=500,
                  figures=False, c_values=())  # fmt: skip
     reports = [run("quick", tmp_path / f"s{s}", seed=s, config=cfg) for s in (0, 1)]
     m0, m1 = (r.metrics for r in reports)

@@ -3,6 +3,7 @@
 Online conformal intervals for time series whose threshold update quantifies past error with a smooth feedback term.
 Public names are exported lazily: importing this package imports neither numpy nor torch.
 Modules: `methods` (ECI), `baselines`, `intervals` (registry + interval wrapper), `metrics`, `data`,
+`forecast` (AR/Theta forecasters, Theta scorecaster), `tables` (the paper's real-data tables),
 `reference` (slow loop forms), `reproduce`, `cli`.
 """
 
@@ -31,6 +32,10 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.eci_conformal.baselines import ogd
     from iclr25.eci_conformal.baselines import sf_ogd
     from iclr25.eci_conformal.baselines import trailing_window
+    from iclr25.eci_conformal.forecast import ReplayScorecaster
+    from iclr25.eci_conformal.forecast import ThetaModelScorecaster
+    from iclr25.eci_conformal.forecast import ar_forecasts
+    from iclr25.eci_conformal.forecast import theta_forecasts
     from iclr25.eci_conformal.intervals import METHODS
     from iclr25.eci_conformal.intervals import OnlineIntervals
     from iclr25.eci_conformal.intervals import interval_from_scores
@@ -40,5 +45,6 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.eci_conformal.methods import eci_cutoff
     from iclr25.eci_conformal.methods import eci_integral
     from iclr25.eci_conformal.methods import run_online
+    from iclr25.eci_conformal.tables import run_tables
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

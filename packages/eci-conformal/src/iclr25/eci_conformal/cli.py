@@ -47,13 +47,17 @@ EPILOG = """examples:
   iclr25-eci-conformal run --data series.csv --column y --method eci --alpha 0.1 --lr 0.1 --out runs/mine
   iclr25-eci-conformal run --data series.csv --column y --yhat-column forecast --method aci --lr 0.005
   iclr25-eci-conformal run --data all_stocks.csv --ticker AMZN --column Open --method eci_cutoff --lr 0.1
+  iclr25-eci-conformal tables --data-dir FOLDER --out runs/tables      # the paper's tables on its files
+  iclr25-eci-conformal tables --forecasters ar --no-scorecaster         # on generated look-alike series
 """
+TABLE_FORECASTERS = ("ar", "theta", "prophet")  # kept in sync with forecast.FORECASTERS (a test checks it)
+TABLE_DATASETS = ("AMZN", "GOOGL", "elec2", "daily-climate", "changepoint")  # = tables.DATASETS
 
 
 def _parser():
     parser = make_parser(PROG, __doc__.splitlines()[0].split(": ", 1)[1])
     parser.epilog = EPILOG
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,run}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,run,tables}")
     rep = sub.add_parser("reproduce", help="run the quick/full reproduction and print its claims table")
     add_run_args(rep, scales=("quick", "full"))
     r = sub.add_parser("run", help="online conformal intervals for one column of your CSV")
@@ -67,8 +71,56 @@ def _parser():
     r.add_argument("--lr", type=float, help="learning rate (required except for trail, dtaci)")
     r.add_argument("--score", choices=("signed", "abs"), default="signed", help="score (default: %(default)s)")
     r.add_argument("--burn-in", type=int, default=100, help="T_burnin: lr window, metrics after it (default: 100)")
+    r.add_argument(
+        "--normaliser", choices=("true", "official"), default="true", help="SF-OGD's normaliser (default: %(default)s)"
+    )
     add_verb_args(r)
+    t = sub.add_parser(
+        "tables", help="the paper's real-data tables (Tables 1-5 layout): every method, lr grid, forecaster"
+    )
+    t.add_argument("--data-dir", type=Path, help="folder with the paper's files (default: generated look-alike series)")
+    t.add_argument("--forecasters", default="ar,theta,prophet", help="comma list of ar, theta, prophet (default: all)")
+    t.add_argument("--datasets", help=f"comma list of {', '.join(TABLE_DATASETS)} (default: every one found)")
+    t.add_argument("--sf-ogd-normaliser", choices=("true", "official"), default="true", help="(default: %(default)s)")
+    t.add_argument("--no-scorecaster", action="store_true", help="skip Conformal PID and ECI + scorecaster")
+    t.add_argument("--scorecaster-refit", type=int, default=1, help="refit the Theta scorecaster every k steps (1)")
+    add_verb_args(t)
     return parser
+
+
+def _names(flag: str, text: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    names = tuple(x.strip() for x in text.split(",") if x.strip())
+    bad = [x for x in names if x not in allowed]
+    if not names or bad:
+        raise CliError(f"{flag} takes a comma list of {', '.join(allowed)}; got {text!r}")
+    return names
+
+
+def _tables(args) -> int:
+    forecasters = _names("--forecasters", args.forecasters, TABLE_FORECASTERS)
+    datasets = _names("--datasets", args.datasets, TABLE_DATASETS) if args.datasets else None
+    check_int_at_least("--scorecaster-refit", args.scorecaster_refit, 1)
+    if args.data_dir is not None and not args.data_dir.is_dir():
+        raise CliError(f"--data-dir {args.data_dir} is not a folder")
+    out = check_verb_flags(args, SLUG, "tables", "paper")
+
+    from iclr25.eci_conformal.config import Config
+    from iclr25.eci_conformal.tables import run_tables
+
+    info = run_tables(
+        out,
+        data_dir=args.data_dir,
+        seed=args.seed,
+        forecasters=forecasters,
+        scorecaster=not args.no_scorecaster,
+        scorecaster_refit=args.scorecaster_refit,
+        datasets=datasets,
+        config=Config(sf_ogd_normaliser=args.sf_ogd_normaliser),
+        overwrite=args.overwrite,
+    )
+    print((out / "tables.md").read_text())
+    print(f"tables written to {out} ({info['cpu_s']:.0f} s of CPU)")
+    return 0
 
 
 def _run(args) -> int:
@@ -94,7 +146,10 @@ def _run(args) -> int:
         yhat = load_column(args.data, args.yhat_column)
     else:
         yhat = rolling_ar(y, 3, window=args.burn_in) if args.forecaster == "ar3" else naive_forecast(y)
-    lo, hi = interval_from_scores(args.method, y, yhat, args.alpha, lr=args.lr, score=args.score, window=args.burn_in)
+    kw = {"normaliser": args.normaliser} if args.method == "sf_ogd" else {}
+    lo, hi = interval_from_scores(
+        args.method, y, yhat, args.alpha, lr=args.lr, score=args.score, window=args.burn_in, **kw
+    )
     m = summarize(lo, hi, y, args.burn_in)
     with open_run_folder(out, args.overwrite, paper=SLUG, command="run") as folder:
         _write_run(args, folder, y, yhat, lo, hi, m)
@@ -153,7 +208,7 @@ def _write_run(args, out: Path, y, yhat, lo, hi, m: dict) -> None:
             logger.log({k: float(v) for k, v in m.items()}, step=0)
 
 
-main = package_main(PROG, _parser, {"run": _run})
+main = package_main(PROG, _parser, {"run": _run, "tables": _tables})
 
 
 if __name__ == "__main__":

@@ -100,27 +100,32 @@ LABELS = {
 
 # ------------------------------------------------------------------------------------------- input files
 def find_series(data_dir: str | Path) -> dict[str, np.ndarray]:
-    """The paper's series present in `data_dir`: a DJIA-30 CSV (`*stocks*.csv` or `djia.csv`: AMZN, GOOGL),
-    `elec2.csv` (first 2000 rows), `*climate*.csv` (meantemp) and `changepoint.csv` (y)."""
+    """The paper's series present in `data_dir` (file names matched case-insensitively): a DJIA-30 CSV
+    (`*stocks*.csv` or `djia.csv`: AMZN, GOOGL), `elec2.csv` (first 2000 rows), `*climate*.csv` (Delhi
+    `meantemp`, e.g. Kaggle's DailyDelhiClimateTrain.csv) and `changepoint.csv` (y)."""
     from iclr25.eci_conformal import data
 
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise ValueError(f"data_dir {data_dir} is not a folder")
     found: dict[str, np.ndarray] = {}
-    stocks = sorted(data_dir.glob("*stocks*.csv")) + sorted(data_dir.glob("djia.csv"))
+    csvs = sorted(p for p in data_dir.iterdir() if p.suffix.lower() == ".csv" and p.is_file())
+
+    def named(test: Callable[[str], bool]) -> list[Path]:  # file names matched case-insensitively
+        return [p for p in csvs if test(p.name.lower())]
+
+    stocks = named(lambda n: "stocks" in n or n == "djia.csv")
     if stocks:
         tickers = {row.get("Name") for row in data._read_rows(stocks[0])[1]}
         for name in ("AMZN", "GOOGL"):
             if name in tickers:
                 found[name] = data.load_djia(stocks[0], name)
-    if (data_dir / "elec2.csv").is_file():
-        found["elec2"] = data.load_elec2(data_dir / "elec2.csv")
-    climate = sorted(data_dir.glob("*climate*.csv"))
-    if climate:
-        found["daily-climate"] = data.load_climate(climate[0])
-    if (data_dir / "changepoint.csv").is_file():
-        found["changepoint"] = data.load_changepoint_csv(data_dir / "changepoint.csv")[1]
+    for path in named(lambda n: n == "elec2.csv")[:1]:
+        found["elec2"] = data.load_elec2(path)
+    for path in named(lambda n: "climate" in n)[:1]:
+        found["daily-climate"] = data.load_climate(path)
+    for path in named(lambda n: n == "changepoint.csv")[:1]:
+        found["changepoint"] = data.load_changepoint_csv(path)[1]
     return found
 
 
