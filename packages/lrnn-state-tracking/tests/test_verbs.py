@@ -118,3 +118,13 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys, argv, match):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert re.search(match, err)
+
+
+def test_verbs_are_wired_into_the_package_cli(tmp_path, capsys):
+    from iclr25.lrnn_state_tracking.cli import main as cli_main
+
+    path = tmp_path / "study.json"
+    path.write_text(json.dumps({"study": "s", "setting": "", "cells": []}), encoding="utf-8")
+    assert cli_main(["table", str(path)]) == 0
+    assert "| DeltaNet [-1,1] | not run / 1.000 |" in capsys.readouterr().out
+    assert cli_main(["ppl", "--ckpt", str(tmp_path / "none.pt"), "--data", str(path)]) == 2

@@ -17,7 +17,9 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.lrnn_state_tracking.baselines import LSTMModel
     from iclr25.lrnn_state_tracking.baselines import TransformerModel
     from iclr25.lrnn_state_tracking.baselines import build_model
+    from iclr25.lrnn_state_tracking.config import LMConfig
     from iclr25.lrnn_state_tracking.config import TrainConfig
+    from iclr25.lrnn_state_tracking.config import WordConfig
     from iclr25.lrnn_state_tracking.config import parse_eig_range
     from iclr25.lrnn_state_tracking.data import get_task
     from iclr25.lrnn_state_tracking.data import load_word_problem_csv
@@ -27,12 +29,17 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.lrnn_state_tracking.data import scaled_accuracy
     from iclr25.lrnn_state_tracking.data import to_io
     from iclr25.lrnn_state_tracking.data import word_problem
+    from iclr25.lrnn_state_tracking.lm import ByteTokenizer
+    from iclr25.lrnn_state_tracking.lm import position_nll
+    from iclr25.lrnn_state_tracking.lm import read_texts
+    from iclr25.lrnn_state_tracking.lm import train_lm
     from iclr25.lrnn_state_tracking.models import DeltaNetLayer
     from iclr25.lrnn_state_tracking.models import DiagonalLRNN
     from iclr25.lrnn_state_tracking.models import Figure1Model
     from iclr25.lrnn_state_tracking.models import FullMatrixLRNN
     from iclr25.lrnn_state_tracking.models import LRNNForSequenceTasks
     from iclr25.lrnn_state_tracking.models import MambaLayer
+    from iclr25.lrnn_state_tracking.official import load_official_yaml
     from iclr25.lrnn_state_tracking.ops import delta_rule_chunked
     from iclr25.lrnn_state_tracking.ops import diagonal_scan
     from iclr25.lrnn_state_tracking.ops import mamba_transition
@@ -48,5 +55,7 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.lrnn_state_tracking.theory import swap_reflection
     from iclr25.lrnn_state_tracking.training import evaluate
     from iclr25.lrnn_state_tracking.training import train
+    from iclr25.lrnn_state_tracking.words import sequence_accuracy
+    from iclr25.lrnn_state_tracking.words import train_words
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

@@ -5,6 +5,8 @@
     iclr25-lrnn-state-tracking train --task parity --model deltanet --eig-range -1,1 steps=500
     iclr25-lrnn-state-tracking eval --ckpt runs/.../model.pt --lengths 40:256 --n 8192
     iclr25-lrnn-state-tracking theory-check
+    iclr25-lrnn-state-tracking ppl --ckpt runs/lm/lm.pt --data code.jsonl --field content --max-len 2048
+    iclr25-lrnn-state-tracking table results/quick/results.json results/studies/*/study.json
 
 Standard library only at module level, so `--help` answers instantly.
 """
@@ -16,6 +18,7 @@ import sys
 from pathlib import Path
 
 from iclr25.lrnn_state_tracking.config import MODELS, TASKS, TRAIN_PRESETS, TrainConfig
+from iclr25.lrnn_state_tracking.verbs import VERBS, add_verbs, run_verb
 from iclr25.shared.cli import (
     CliError,
     add_run_args,
@@ -48,6 +51,7 @@ def _parser():
     ev.add_argument("--seed", type=int, default=12_345)
     ev.add_argument("--device", choices=DEVICES, default="auto")
     sub.add_parser("theory-check", help="run the executable theory (Prop. 1, Thm. 1, Thm. 3) and print pass/fail")
+    add_verbs(sub)  # ppl, train-lm, table, official-config
     return parser
 
 
@@ -179,7 +183,11 @@ def _theory() -> int:
     return 0 if all(checks.values()) else 1
 
 
-_main = package_main(PROG, _parser, {"train": _train, "eval": _eval, "theory-check": lambda _: _theory()})
+_main = package_main(
+    PROG,
+    _parser,
+    {"train": _train, "eval": _eval, "theory-check": lambda _: _theory(), **dict.fromkeys(VERBS, run_verb)},
+)
 
 
 def main(argv: list[str] | None = None) -> int:
