@@ -92,3 +92,9 @@ def test_distance_map_writes_a_run_folder(tmp_path, capsys):
     assert "already holds a complete run" in capsys.readouterr().err
     assert main([*argv, "--overwrite", "--steps", "2"]) == 0
     assert json.loads((out / "summary.json").read_text())["config"]["steps"] == 2
+
+
+def test_overhead_refuses_a_bad_target(tmp_path, capsys):
+    assert main(["overhead", str(tmp_path / "table.txt")]) == 2
+    assert main(["overhead", str(tmp_path / "missing" / "table.json")]) == 2
+    assert "overhead writes a .json file" in capsys.readouterr().err

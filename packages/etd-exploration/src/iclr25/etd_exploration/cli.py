@@ -11,7 +11,7 @@ import math
 import sys
 from pathlib import Path
 
-from iclr25.etd_exploration.config import ENERGIES, INTRINSICS
+from iclr25.etd_exploration.config import ENERGIES, INTRINSICS, PRESETS
 from iclr25.shared.cli import (
     CliError,
     add_run_args,
@@ -27,9 +27,10 @@ SLUG = "etd-exploration"
 
 def _parser() -> argparse.ArgumentParser:
     parser = make_parser(PROG, "Episodic Novelty Through Temporal Distance (ICLR 2025): reproduce, train, evaluate.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,train,eval,distance-map}")
+    verbs = "{reproduce,train,eval,distance-map,overhead}"
+    sub = parser.add_subparsers(dest="command", required=True, metavar=verbs)
     rep = sub.add_parser("reproduce", help="run a preset and print its claims table")
-    add_run_args(rep, scales=("ci", "quick", "full"))
+    add_run_args(rep, scales=tuple(PRESETS))
 
     tr = sub.add_parser("train", help="PPO with an intrinsic reward on a MiniGrid task")
     tr.add_argument("--env", default="MiniGrid-DoorKey-8x8-v0", help="MiniGrid id (default: %(default)s)")
@@ -50,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     dm.add_argument("--steps", type=int, default=800)
     dm.add_argument("--energy", choices=ENERGIES, default="mrn_pot")
     add_verb_args(dm)
+
+    ov = sub.add_parser("overhead", help="ETD's reward cost as a fraction of a PPO iteration at episode lengths")
+    ov.add_argument("out", type=Path, help="JSON file to write (its folder must exist)")
     return parser
 
 
@@ -104,7 +108,7 @@ def _eval(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise CliError(f"{path} does not exist; pass a run folder written by `train`")
     from iclr25.etd_exploration.envs import VecEnv
-    from iclr25.etd_exploration.ppo import ActorCritic, evaluate_policy
+    from iclr25.etd_exploration.ppo import evaluate_policy, make_policy
     from iclr25.shared.safeload import load_checkpoint
 
     what = f"policy.pt written by `{PROG} train`"  # weights only: nothing in the file runs
@@ -114,7 +118,7 @@ def _eval(args: argparse.Namespace) -> int:
         raise ValueError(f"{path} is not a {what}: its config lacks env_id or features_dim")
     env_id = args.env or config["env_id"]
     probe = VecEnv(env_id, 1)
-    policy = ActorCritic(probe.obs_shape, probe.n_actions, config["features_dim"])
+    policy = make_policy(probe.obs_shape, probe.n_actions, config)
     try:
         policy.load_state_dict(ckpt["policy"])
     except (TypeError, RuntimeError) as e:
@@ -168,7 +172,17 @@ def _distance_map(args: argparse.Namespace) -> int:
     return 0
 
 
-main = package_main(PROG, _parser, {"train": _train, "eval": _eval, "distance-map": _distance_map})
+def _overhead(args: argparse.Namespace) -> int:
+    if args.out.suffix != ".json" or not args.out.parent.is_dir():
+        raise CliError(f"overhead writes a .json file into an existing folder, got {args.out}")
+    from iclr25.etd_exploration.bench import main as bench_main
+
+    return bench_main([str(args.out)])
+
+
+main = package_main(
+    PROG, _parser, {"train": _train, "eval": _eval, "distance-map": _distance_map, "overhead": _overhead}
+)
 
 
 if __name__ == "__main__":
