@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from iclr25.dynamical_diffusion import reference
+from iclr25.dynamical_diffusion.config import DDIM_BUGS
 from iclr25.dynamical_diffusion.dydiff import (
     DynamicalDiffusion,
     condition_input,
@@ -18,6 +19,7 @@ from iclr25.dynamical_diffusion.dydiff import (
     make_theta_schedule,
 )
 from iclr25.dynamical_diffusion.models import FrameStackUNet
+from iclr25.dynamical_diffusion.reproduce import sampler_noise_drift
 
 
 def test_schedule_values() -> None:
@@ -25,6 +27,7 @@ def test_schedule_values() -> None:
     abar = cumprod_schedule(make_beta_schedule("cosine", 1000))
     np.testing.assert_allclose(theta[[249, 499, 749, 999]], [0.923506, 0.746922, 0.572136, 0.5], atol=1e-5)
     np.testing.assert_allclose(abar[[249, 499]], [0.847012, 0.493844], atol=1e-5)
+    assert round(float(np.sqrt(abar[981])), 3) == 0.028  # the README's one-step-to-x0 divisor
 
 
 def test_theta_equals_r_abar_plus_one_minus_r_before_clipping() -> None:
@@ -173,6 +176,26 @@ def test_ddim_step_wrong_variants_are_detected() -> None:
     assert (remix_with_t - target).abs().max() > 0.02
     assert (no_unmix - target).abs().max() > 0.01
     assert (double_mix - target).abs().max() > 0.1
+    # The package's own sampler with each bug injected computes exactly these wrong steps (and only then).
+    assert torch.equal(dd.ddim_step(xt, 501, 481, e_mix), right)
+    for bug, wrong in (("remix_theta_t", remix_with_t), ("no_unmix", no_unmix), ("double_mix", double_mix)):
+        buggy = DynamicalDiffusion(torch.nn.Identity(), gamma_ratio=0.5, n_context=2, ddim_bug=bug)
+        torch.testing.assert_close(buggy.ddim_step(xt, 501, 481, e_mix), wrong, atol=1e-6, rtol=0)
+
+
+def test_sampler_keeps_the_implied_noise_and_each_bug_breaks_it() -> None:
+    """sample() with a perfect noise predictor: the implied DDIM noise stays fixed; every injected bug moves it."""
+    assert sampler_noise_drift(None, seed=3) < 1e-10
+    assert sampler_noise_drift(None, seed=3, gamma_ratio=0.9) < 1e-8
+    for bug in DDIM_BUGS:
+        assert sampler_noise_drift(bug, seed=3) > 0.1
+
+
+def test_ddim_bug_flag_is_validated() -> None:
+    with pytest.raises(ValueError, match="ddim_bug must be None or one of"):
+        DynamicalDiffusion(torch.nn.Identity(), ddim_bug="typo")
+    with pytest.raises(ValueError, match="with dependent noise"):
+        DynamicalDiffusion(torch.nn.Identity(), dependent_noise=False, ddim_bug="no_unmix")
 
 
 def test_clip_x0_changes_only_when_asked() -> None:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from iclr25.dynamical_diffusion.config import PRESETS, Config
-from iclr25.dynamical_diffusion.reproduce import SLUG, exact_checks, model_variants, run
+from iclr25.dynamical_diffusion.config import DDIM_BUGS, PRESETS, Config
+from iclr25.dynamical_diffusion.dydiff import DynamicalDiffusion
+from iclr25.dynamical_diffusion.reproduce import SLUG, claims, exact_checks, model_variants, run
 from iclr25.shared.cli import build_config
 from iclr25.shared.results import Report
 from iclr25.shared.run import rerun_command
@@ -19,10 +20,18 @@ from iclr25.shared.run import rerun_command
 def test_ci_preset_gated_claims(tmp_path: Path) -> None:
     report = run("ci", tmp_path / "ci", seed=0, device="cpu")
     gated = {c.name: c for c in report.claims if c.gated}
-    assert set(gated) == {"schedules", "dyn_invertible", "r0_equals_dpm", "ddim_step_exact", "ddim_bugs_detected"}
+    assert set(gated) == {
+        "schedules",
+        "dyn_invertible",
+        "r0_equals_dpm",
+        "ddim_step_exact",
+        "ddim_sampler_exact",
+        "ddim_bugs_detected",
+    }
     assert gated["schedules"].ours <= 1e-5
     assert gated["r0_equals_dpm"].ours == 0.0
     assert gated["ddim_step_exact"].ours <= 1e-5
+    assert gated["ddim_sampler_exact"].ours <= 1e-8
     assert gated["ddim_bugs_detected"].ours >= 0.01
     assert not report.failed_gated
     reported = {c.name for c in report.claims if not c.gated}
@@ -43,15 +52,60 @@ def test_exact_checks_values() -> None:
     checks = exact_checks(seed=1)
     assert checks["r0_max_abs_diff"] == 0.0
     assert checks["ddim_step_max_err"] <= 1e-5
+    assert checks["sampler_drift_exact"] <= 1e-10
     assert checks["dyn_variance_err"] <= 0.02
-    assert 0.02 < checks["ddim_wrong_remix_err"] < 1.0
-    # The spec's sizes: ~0.08 for re-mixing with theta_bar_t, ~0.04 for not unmixing the noise.
-    assert 0.01 < checks["ddim_wrong_unmix_err"] < 0.2
-    assert checks["ddim_double_mix_err"] > checks["ddim_wrong_unmix_err"]
+    # The package's sampler with the bugs injected; the spec's sizes: ~0.08 (re-mix with theta_bar_t), ~0.04 (noise
+    # carried over mixed).
+    assert 0.02 < checks["ddim_remix_theta_t_err"] < 1.0
+    assert 0.01 < checks["ddim_no_unmix_err"] < 0.2
+    assert checks["ddim_double_mix_err"] > checks["ddim_no_unmix_err"]
+    assert min(checks[f"sampler_drift_{bug}"] for bug in DDIM_BUGS) > 0.1
+
+
+def _fake_metrics(checks: dict[str, float]) -> dict:
+    row = {"seed": 0, "dpm": {"crps": 1.0}, "dydiff": {"crps": 1.0}}
+    return {
+        "exact_checks": checks,
+        "crps_mean": {"dpm": 1.0, "dydiff": 1.0},
+        "ens_mse_mean": {"dpm": 1.0, "dydiff": 1.0},
+        "per_seed": [row],
+        "persistence_mse_mean": 2.0,
+    }
+
+
+@pytest.mark.parametrize("bug", DDIM_BUGS)
+def test_gate_fails_when_the_package_sampler_has_a_ddim_bug(bug: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every DynamicalDiffusion made with the bug: the exactness gates fail (they test the package's sampler)."""
+    original = DynamicalDiffusion.__init__
+
+    def buggy_init(self: DynamicalDiffusion, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)
+        if self.dependent_noise:
+            self.ddim_bug = bug
+
+    monkeypatch.setattr(DynamicalDiffusion, "__init__", buggy_init)
+    result = {c.name: c for c in claims(_fake_metrics(exact_checks(seed=0)), PRESETS["ci"])}
+    assert not result["ddim_step_exact"].holds
+    assert not result["ddim_sampler_exact"].holds
+    assert result["r0_equals_dpm"].holds  # with r = 0 every bug is invisible (theta_bar = 1): as it should be
+
+
+def test_bugs_gate_fails_when_the_injected_bugs_do_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A check that could not see a bug would fail `ddim_bugs_detected` (the flag ignored: the sampler is exact)."""
+    original = DynamicalDiffusion.__init__
+
+    def ignore_bug(self: DynamicalDiffusion, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)
+        self.ddim_bug = None
+
+    monkeypatch.setattr(DynamicalDiffusion, "__init__", ignore_bug)
+    result = {c.name: c for c in claims(_fake_metrics(exact_checks(seed=0)), PRESETS["ci"])}
+    assert not result["ddim_bugs_detected"].holds
+    assert result["ddim_step_exact"].holds and result["ddim_sampler_exact"].holds
 
 
 def test_presets_and_validation() -> None:
-    assert set(PRESETS) == {"ci", "quick", "full"}
+    assert set(PRESETS) == {"ci", "quick", "bench", "full"}
     quick = PRESETS["quick"]  # spec 6a
     assert (quick.steps, quick.batch_size, quick.seeds, quick.n_test, quick.ddim_steps) == (2000, 64, 5, 128, 20)
     assert PRESETS["full"].dataset == "ns2d"
