@@ -58,7 +58,7 @@ def test_behavior_recomputes_logprobs_under_its_own_net(grid):
 
 
 def test_train_step_updates_all_three_and_rewards_are_pre_step(grid):
-    sa = SAGFN(grid, hidden=32, seed=0)
+    sa = SAGFN(grid, hidden=32, seed=0, rnd_normalize="std")  # the normalised path: statistics updated, then read
     snap = {
         k: [p.detach().clone() for p in m.parameters()]
         for k, m in (("b", sa.behavior.model), ("s", sa.sibling.model), ("r", sa.rnd.predictor))
@@ -182,7 +182,7 @@ def test_sagfn_step_observes_once_then_reads(grid):
         sa.train_step()
         n = float(sa.rnd._count)
         assert n == count if count is not None else n > 16
-        assert sa.rnd.weight == pytest.approx(1 / sa.rnd.running_std)
+        assert sa.rnd.weight == pytest.approx(sa.rnd.scale / sa.rnd.running_std)
 
 
 @pytest.mark.parametrize("make", [tb_rnd, gafn], ids=["tb_rnd", "gafn"])

@@ -81,9 +81,8 @@ class IntrinsicGFlowNet(GFlowNet):
         }
 
 
-def tb_rnd(env, intrinsic_scale: float = 1.0, **kw: Any) -> IntrinsicGFlowNet:
-    """TB + RND: the SA-GFN Sibling's reward (normalised novelty) on a single network (no decoupling)."""
-    kw.setdefault("rnd_normalize", "std")
+def tb_rnd(env, intrinsic_scale: float = 1000.0, **kw: Any) -> IntrinsicGFlowNet:
+    """TB + RND: the SA-GFN Sibling's reward (raw novelty, c = 1000 as SA-GFN's default) on a single network."""
     return IntrinsicGFlowNet(env, reward="terminal_logsumexp", intrinsic_scale=intrinsic_scale, **kw)
 
 
