@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from iclr25.dist_loss.cli import main, method_for
@@ -122,3 +123,59 @@ def test_train_folder_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main([*argv[:-1], str(mine), "--overwrite"]) == 2
     assert "no iclr25 run made" in capsys.readouterr().err
     assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+
+
+def _user_table(path: Path, n: int = 240) -> Path:
+    """A tiny tabular file: 4 features, labels 20..80 on a 5-unit grid, skewed towards the middle."""
+    rng = np.random.default_rng(0)
+    y = np.clip(np.round(rng.normal(50, 10, n) / 5) * 5, 20, 80)
+    x = np.c_[y / 10 + rng.normal(0, 0.5, n), rng.normal(size=(n, 3)) * 100]
+    header = "a,b,c,d,price\n"
+    path.write_text(header + "".join(",".join(str(v) for v in [*row, t]) + "\n" for row, t in zip(x, y, strict=True)))
+    return path
+
+
+def test_train_and_eval_on_user_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = _user_table(tmp_path / "table.csv")
+    grid = ["--min-label", "20", "--max-label", "80", "--step", "5"]
+    run = tmp_path / "run"
+    argv = ["train", "--data", str(table), "--target", "price", *grid, "--batch-size", "32", "--epochs", "2"]
+    assert main([*argv, "--out", str(run), "--device", "cpu", "--quiet"]) == 0
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["grid"] == {"min_label": 20.0, "max_label": 80.0, "step": 5.0}
+    assert metrics["shots"]["many"] < 100 and metrics["test"]["all_n"] == 48  # rescaled; 20 % of 240 test rows
+    capsys.readouterr()
+    assert main(["eval", "--model", str(run / "model.pt"), "--data", str(table)]) == 0
+    out = capsys.readouterr().out
+    assert "label grid 20..80 step 5" in out and "| few |" in out  # the grid and target come from model.pt
+    assert f"| all | {metrics['test']['all_n']:.0f} | {metrics['test']['all_mae']:.3f} |" in out
+    signals = np.random.default_rng(1).normal(size=(100, 2, 8))
+    np.save(tmp_path / "ecg.npy", signals)
+    (tmp_path / "k.csv").write_text("label\n" + "".join(f"{3 + i % 40 / 10}\n" for i in range(100)))
+    ecg = ["train", "--data", str(tmp_path / "ecg.npy"), "--labels", str(tmp_path / "k.csv"), "--stage", "e2e"]
+    ecg += ["--min-label", "2", "--max-label", "8", "--step", "0.5", "--batch-size", "16", "--epochs", "1"]
+    assert main([*ecg, "--out", str(tmp_path / "ecg"), "--quiet"]) == 0
+    assert json.loads((tmp_path / "ecg" / "metrics.json").read_text())["test"]["all_n"] == 20
+
+
+def test_train_refuses_bad_user_files_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = _user_table(tmp_path / "table.csv")
+    (tmp_path / "text.csv").write_text("a,target\n1,2\nx,3\n")
+    np.save(tmp_path / "ecg.npy", np.zeros((5, 2, 4)))
+    out = tmp_path / "run"
+    cases = [
+        (["--data", str(table)], "has no column 'target'"),
+        (["--data", str(table), "--target", "price", "--min-label", "30"], "outside the label grid [30, 120]"),
+        (["--data", str(table), "--target", "price"], "exceeds the 144 training samples"),
+        (["--data", str(tmp_path / "text.csv")], "every cell must be a number"),
+        (["--data", str(tmp_path / "ecg.npy")], "give their labels CSV"),
+        (["--labels", str(table)], "--labels goes with --data"),
+        (["--data", str(table), "--step", "0"], "step must be > 0"),
+        (["--data", str(table), "--few-shot", "150"], "many_shot must be >= few_shot"),
+    ]
+    for extra, message in cases:
+        capsys.readouterr()
+        assert main(["train", *extra, "--out", str(out), "--quiet"]) == 2, extra
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], (extra, err)
+    assert not out.exists()  # every file is checked before the run folder is made

@@ -68,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
         f"  {PROG} reproduce --scale quick\n"
         f"  {PROG} synth --seed 0 --out data.npz\n"
         f"  {PROG} train --loss dist --stage rrt --data data.npz --out runs/dist\n"
+        f"  {PROG} train --data table.csv --target price --min-label 0 --max-label 500 --step 10 --batch-size 64\n"
         f"  {PROG} eval --model runs/dist/model.pt --data data.npz --shots 100,20",
     )
     sub = parser.add_subparsers(dest="command", required=True)
@@ -97,35 +98,41 @@ def _parser() -> argparse.ArgumentParser:
         help="RRT head init: zero weights (default), random weights with bias at the label mean, or fully "
         "random (official)",
     )
-    tr.add_argument("--data", type=Path, help=".npz from `synth` (default: the synthetic task of --seed)")
-    add_config_args(tr, TrainConfig())  # --epochs --batch-size --lr --lam --eps --bw --threads
+    tr.add_argument("--data", type=Path, help=_DATA_HELP)
+    tr.add_argument("--labels", type=Path, help="labels CSV of ECG signals given as a .npy in --data")
+    add_config_args(tr, TrainConfig())  # --epochs ... --threads, the label grid, split and shot thresholds
     add_verb_args(tr)
     add_scale_out_args(tr)  # --checkpoint-every counts epochs here
 
     ev = sub.add_parser("eval", help="per-region (many/median/few-shot) metrics of a trained model")
     ev.add_argument("--model", type=Path, required=True, help="model.pt written by `train`")
-    ev.add_argument("--data", type=Path, help=".npz from `synth` (default: the synthetic task of --seed)")
-    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--data", type=Path, help=_DATA_HELP)
+    ev.add_argument("--labels", type=Path, help="labels CSV of ECG signals given as a .npy in --data")
+    ev.add_argument("--seed", type=int, default=0, help="the seed `train` split a file with (default: 0)")
     ev.add_argument("--split", choices=("val", "test"), default="test")
-    ev.add_argument("--shots", default="100,20", help="many,few thresholds on training counts (default: 100,20)")
+    ev.add_argument("--shots", help="many,few thresholds on training counts per bin (default: the model's, from train)")
     return parser
 
 
-def _load_data(path: Path | None, seed: int) -> RegressionData:
-    from iclr25.dist_loss.data import RegressionData, make_tabular
+_DATA_HELP = (
+    "a table (.csv with a header and --target column; .npz with x, y), ECG signals (.npy, N x leads x T, with "
+    "--labels), or the .npz of `synth` (default: the synthetic task of --seed)"
+)
 
+
+def _load_data(
+    path: Path | None, seed: int, labels: Path | None = None, cfg: TrainConfig | None = None
+) -> tuple[RegressionData, tuple[float, float]]:
+    """The task (`userdata.load_file_task` for a file) and its (many, few) shot thresholds under `cfg`."""
+    from iclr25.dist_loss.data import make_tabular
+    from iclr25.dist_loss.userdata import load_file_task
+
+    cfg = cfg or TrainConfig()
     if path is None:
-        return make_tabular(seed)
-    if not path.is_file():
-        raise FileNotFoundError(f"data file {path} does not exist")
-    from iclr25.shared.safeload import load_npz
-
-    f = load_npz(path, what=f".npz written by `{PROG} synth`")  # no pickles: object arrays are refused
-    keys = ("x_train", "y_train", "x_val", "y_val", "x_test", "y_test")
-    missing = [k for k in keys if k not in f]
-    if missing:
-        raise ValueError(f"{path.name} lacks arrays {missing}; write it with `{PROG} synth`")
-    return RegressionData(*(f[k] for k in keys))
+        if labels is not None:
+            raise CliError("--labels goes with --data (ECG signals in a .npy)")
+        return make_tabular(seed), (cfg.many_shot, cfg.few_shot)
+    return load_file_task(path, labels, cfg, seed)
 
 
 def _load_checkpoint(path: Path, device: str = "cpu") -> dict:
@@ -154,12 +161,12 @@ def _build_model(ckpt: dict, path: Path):
     return model
 
 
-def _parse_shots(text: str) -> tuple[int, int]:
+def _parse_shots(text: str) -> tuple[float, float]:
     try:
-        many, few = (int(v) for v in text.split(","))
+        many, few = (float(v) for v in text.split(","))
     except ValueError:
-        raise CliError(f"--shots must be two integers 'many,few', got {text!r}") from None
-    if not 0 <= few <= many:
+        raise CliError(f"--shots must be two numbers 'many,few', got {text!r}") from None
+    if not 0 <= few <= many < float("inf"):
         raise CliError(f"--shots needs 0 <= few <= many, got many={many}, few={few}")
     return many, few
 
@@ -198,14 +205,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
     cfg = config_from_args(args, TrainConfig())  # values checked before anything heavy is imported
     scale_out = scale_out_from_args(args)
     out = check_verb_flags(args, SLUG, "train", method)
-    data = _load_data(args.data, args.seed)  # validate the inputs before creating the run folder
+    data, shots = _load_data(args.data, args.seed, args.labels, cfg)  # inputs checked before the run folder
     ckpt = _load_checkpoint(args.pretrained) if args.stage == "rrt" and args.pretrained is not None else None
     if ckpt is not None and ckpt["arch"].get("in_dim") != data.x_train.shape[1]:
         raise ValueError(f"the checkpoint expects {ckpt['arch'].get('in_dim')} features, the data has "
                          f"{data.x_train.shape[1]}")  # fmt: skip
     resume = scale_out.resume == "auto"
     with open_run_folder(out, args.overwrite, paper=SLUG, command="train", resume=resume) as run_dir:
-        metrics = _train(args, cfg, method, data, ckpt, run_dir, scale_out)
+        metrics = _train(args, cfg, method, data, shots, ckpt, run_dir, scale_out)
     if metrics is None:  # a process besides rank 0 of a multi-process run
         return 0
     print(f"{method} ({args.stage}): test MAE all {metrics['all_mae']:.3f}, many {metrics['many_mae']:.3f}, "
@@ -215,9 +222,19 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _train(
-    args: argparse.Namespace, cfg: TrainConfig, method: str, data, ckpt: dict | None, run_dir: Path, scale_out=None
+    args: argparse.Namespace,
+    cfg: TrainConfig,
+    method: str,
+    data,
+    shots: tuple[float, float],
+    ckpt: dict | None,
+    run_dir: Path,
+    scale_out=None,
 ) -> dict | None:
-    """Train (stage 1 + RRT head, or end to end) into `run_dir`; the test metrics (None in a follower process)."""
+    """Train (stage 1 + RRT head, or end to end) into `run_dir`; the test metrics (None in a follower process).
+
+    The label grid of `cfg` sets the pseudo-labels, the re-weighting bins and the balanced validation MAE;
+    `shots` (many, few) the test regions. model.pt records both, and how the data were split, for `eval`."""
     import dataclasses
 
     import numpy as np
@@ -251,7 +268,8 @@ def _train(
         return torch.as_tensor(a, dtype=torch.float32, device=device)
 
     x_tr, x_val, x_te = t(data.x_train), t(data.x_val), t(data.x_test)
-    kw = {"lam": cfg.lam, "eps": cfg.eps, "bw": cfg.bw}
+    grid = {"min_label": cfg.min_label, "max_label": cfg.max_label, "step": cfg.step}
+    kw = {"lam": cfg.lam, "eps": cfg.eps, "bw": cfg.bw, **grid}
     arch = {"in_dim": data.x_train.shape[1], "hidden": 64, "depth": 2}
     fits = 2 if args.stage == "rrt" and ckpt is None else 1
     bar = progress(total=fits, desc="train", unit="model")
@@ -259,8 +277,9 @@ def _train(
     def train_full(m: str, select: str) -> MLP:
         model = MLP(**arch, bias_init=float(data.y_train.mean())).to(device)
         setup = make_loss(m, data.y_train, cfg.batch_size, device=device, **kw)
-        fit(model, list(model.parameters()), x_tr, t(data.y_train), setup, x_val, data.y_val,
-            cfg.epochs, cfg.batch_size, cfg.lr, select, gen, **scale(f"stage1-{m}"))  # fmt: skip
+        fit(model, list(model.parameters()), x_tr, t(data.y_train), setup, x_val, data.y_val, cfg.epochs,
+            cfg.batch_size, cfg.lr, select, gen, min_label=cfg.min_label, step=cfg.step,
+            **scale(f"stage1-{m}"))  # fmt: skip
         bar.update()
         return model
 
@@ -279,9 +298,13 @@ def _train(
     bar.close()
     if is_follower():  # rank 0 writes the model and the metrics
         return None
-    torch.save({"arch": arch, "state_dict": model.state_dict(), "method": method}, run_dir / "model.pt")
-    metrics = evaluate(model, x_te, data.y_test, x_tr, data.y_train)
-    atomic_write_json(run_dir / "metrics.json", {"method": method, "stage": args.stage, "test": metrics})
+    many, few = shots
+    split = {"target": cfg.target, "val_fraction": cfg.val_fraction, "test_fraction": cfg.test_fraction}
+    record = {"grid": grid, "shots": {"many": float(many), "few": float(few)}, "split": split}
+    torch.save({"arch": arch, "state_dict": model.state_dict(), "method": method, **record}, run_dir / "model.pt")
+    metrics = evaluate(model, x_te, data.y_test, x_tr, data.y_train, many, few, cfg.min_label, cfg.step)
+    summary = {"method": method, "stage": args.stage, "test": metrics, "grid": grid, "shots": record["shots"]}
+    atomic_write_json(run_dir / "metrics.json", summary)
     config = {"method": method, "stage": args.stage, "seed": args.seed, **dataclasses.asdict(cfg)}
     with MetricsLogger(run_dir, wandb=args.wandb, name=f"{SLUG}-train-{method}", config=config) as logger:
         logger.log({f"test/{k}": v for k, v in metrics.items()}, step=0)
@@ -289,7 +312,7 @@ def _train(
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    many, few = _parse_shots(args.shots)
+    shots = _parse_shots(args.shots) if args.shots is not None else None
     ckpt = _load_checkpoint(args.model)
     import torch
 
@@ -297,11 +320,22 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from iclr25.dist_loss.train import predict
 
     model = _build_model(ckpt, args.model)
-    data = _load_data(args.data, args.seed)
+    grid, split = (ckpt.get(k) if isinstance(ckpt.get(k), dict) else {} for k in ("grid", "split"))  # from train
+    try:
+        cfg = TrainConfig(**grid, **split, batch_size=2)
+    except TypeError:
+        raise ValueError(f"{args.model} records a label grid or split this version does not know") from None
+    data, data_shots = _load_data(args.data, args.seed, args.labels, cfg)
+    if shots is None:
+        saved = ckpt.get("shots")
+        shots = (saved["many"], saved["few"]) if isinstance(saved, dict) else data_shots
     x, y = (data.x_val, data.y_val) if args.split == "val" else (data.x_test, data.y_test)
     if x.shape[1] != ckpt["arch"]["in_dim"]:
         raise ValueError(f"the model expects {ckpt['arch']['in_dim']} features, the data has {x.shape[1]}")
-    result = shot_metrics(predict(model, torch.as_tensor(x)), y, data.y_train, many, few)
+    pred = predict(model, torch.as_tensor(x))
+    result = shot_metrics(pred, y, data.y_train, *shots, cfg.min_label, cfg.step)
+    print(f"label grid {cfg.min_label:g}..{cfg.max_label:g} step {cfg.step:g}; many-shot: more than {shots[0]:g} "
+          f"training samples per bin, few-shot: fewer than {shots[1]:g}")  # fmt: skip
     print("| region | n | MAE | MSE | GM |\n|---|---|---|---|---|")
     for region in REGIONS:
         r = result[region]

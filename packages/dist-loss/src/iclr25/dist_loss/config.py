@@ -3,7 +3,7 @@ refused before torch loads."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from iclr25.dist_loss.names import HEAD_INITS, METHODS
@@ -28,6 +28,26 @@ def _check_bool(name: str, value: object) -> None:
 def _check_text(name: str, value: object) -> None:
     if not isinstance(value, str):
         raise ValueError(f"{name} must be text (a path or empty), got {value!r}")
+
+
+def _check_user_data(config: Config | TrainConfig) -> None:
+    """The label grid, the random split's fractions and the shot thresholds of a config (`userdata`)."""
+    check_finite("min_label", config.min_label)
+    check_finite("max_label", config.max_label)
+    if config.max_label <= config.min_label:
+        raise ValueError(f"max_label must be > min_label, got {config.max_label} <= {config.min_label}")
+    check_positive("step", config.step)
+    _check_text("target", config.target)
+    for name in ("val_fraction", "test_fraction"):
+        value = getattr(config, name)
+        check_finite(name, value)
+        if not 0 < value < 0.5:
+            raise ValueError(f"{name} must be in (0, 0.5), got {value!r}")
+    check_nonnegative("few_shot", config.few_shot)
+    check_finite("many_shot", config.many_shot)
+    if config.many_shot < config.few_shot:
+        raise ValueError(f"many_shot must be >= few_shot, got {config.many_shot} < {config.few_shot}")
+    _check_bool("scale_shots", config.scale_shots)
 
 
 @dataclass(frozen=True)
@@ -101,11 +121,7 @@ class Config:
         check_nonnegative("lam", self.lam)
         check_positive("eps", self.eps)
         check_positive("bw", self.bw)
-        check_finite("min_label", self.min_label)
-        check_finite("max_label", self.max_label)
-        if self.max_label <= self.min_label:
-            raise ValueError(f"max_label must be > min_label, got {self.max_label} <= {self.min_label}")
-        check_positive("step", self.step)
+        _check_user_data(self)
         check_nonempty("methods", self.methods)
         unknown = [m for m in self.methods if m not in METHODS]
         if unknown:
@@ -128,7 +144,7 @@ class Config:
         check_int_at_least("resnet_width", self.resnet_width, 1)
         check_int_at_least("num_workers", self.num_workers, 0)
         check_int_at_least("checkpoint_every", self.checkpoint_every, 0)
-        for name in ("data_file", "labels_file", "target"):
+        for name in ("data_file", "labels_file"):
             _check_text(name, getattr(self, name))
         if self.data_file and self.data_dir:
             raise ValueError("give data_file (a table or ECG signals) or data_dir (DIR images), not both")
@@ -137,16 +153,6 @@ class Config:
         for name in ("data_file", "labels_file"):
             if getattr(self, name) and not Path(getattr(self, name)).is_file():
                 raise ValueError(f"{name} {getattr(self, name)} does not exist")
-        for name in ("val_fraction", "test_fraction"):
-            value = getattr(self, name)
-            check_finite(name, value)
-            if not 0 < value < 0.5:
-                raise ValueError(f"{name} must be in (0, 0.5), got {value!r}")
-        check_nonnegative("few_shot", self.few_shot)
-        check_finite("many_shot", self.many_shot)
-        if self.many_shot < self.few_shot:
-            raise ValueError(f"many_shot must be >= few_shot, got {self.many_shot} < {self.few_shot}")
-        _check_bool("scale_shots", self.scale_shots)
 
 
 PRESETS: dict[str, Config] = {
@@ -176,6 +182,18 @@ class TrainConfig:
     eps: float = 0.1  # soft-sort regularisation strength
     bw: float = 0.5  # KDE bandwidth factor
     threads: int = 1  # CPU threads: one is fastest for these small MLPs
+    # A user's --data file (`userdata.load_user_data`): its label grid, label column, split and shot thresholds.
+    min_label: float = field(default=0.0, metadata={"help": "lowest label of the grid (pseudo-labels, bins, regions)"})
+    max_label: float = field(default=120.0, metadata={"help": "highest label of the grid"})
+    step: float = field(default=1.0, metadata={"help": "label grid step (bin width)"})
+    target: str = field(default="", metadata={"help": "label column of a CSV (empty: target; ECG labels: label)"})
+    val_fraction: float = field(default=0.2, metadata={"help": "validation share of a file without splits"})
+    test_fraction: float = field(default=0.2, metadata={"help": "test share of a file without splits"})
+    many_shot: float = field(default=100.0, metadata={"help": "many-shot: more training samples per bin than this"})
+    few_shot: float = field(default=20.0, metadata={"help": "few-shot: fewer training samples per bin than this"})
+    scale_shots: bool = field(
+        default=True, metadata={"help": "with --data: rescale the thresholds to keep DIR's region shares"}
+    )
 
     def __post_init__(self) -> None:
         check_int_at_least("epochs", self.epochs, 1)
@@ -185,3 +203,4 @@ class TrainConfig:
         check_positive("eps", self.eps)
         check_positive("bw", self.bw)
         check_int_at_least("threads", self.threads, 1)
+        _check_user_data(self)

@@ -34,28 +34,22 @@ def fits_per_seed(config: Config) -> int:
     return 1 + int(config.end_to_end) + len(config.methods) + extra_inits * len(GATE_METHODS)
 
 
-def load_task(config: Config, seed: int):
+def load_task(config: Config, seed: int) -> tuple[Any, tuple[float, float]]:
     """The seed's data (the synthetic task, or `config.data_file` split with `seed`) and its (many, few) shot
-    thresholds; ValueError when a user's labels leave the label grid."""
+    thresholds; ValueError when a user's labels leave the label grid (`userdata.load_file_task`)."""
     from iclr25.dist_loss.data import make_tabular
-    from iclr25.dist_loss.userdata import check_label_grid, load_user_data, scaled_shots
+    from iclr25.dist_loss.userdata import load_file_task
 
     if not config.data_file:
         data = make_tabular(seed, config.data_scale, config.dim, config.label_noise, config.feature_noise)
         return data, (config.many_shot, config.few_shot)
-    labels = config.labels_file or None
-    data = load_user_data(config.data_file, labels, config.target, seed, config.val_fraction, config.test_fraction)
-    for split in ("train", "val", "test"):
-        y = getattr(data, f"y_{split}")
-        check_label_grid(y, config.min_label, config.max_label, config.step, f"{split} labels")
-    if data.y_train.size < config.batch_size:
-        raise ValueError(
-            f"batch_size {config.batch_size} exceeds the {data.y_train.size} training samples of "
-            f"{Path(config.data_file).name}; set batch_size (train: --batch-size) to at most that"
-        )
-    if config.scale_shots:
-        return data, scaled_shots(data.y_train, config.min_label, config.step, config.many_shot, config.few_shot)
-    return data, (config.many_shot, config.few_shot)
+    return load_file_task(config.data_file, config.labels_file or None, config, seed)
+
+
+def _check_data(scale: str, config: Config) -> None:
+    """A user's data file is read and checked before the run folder is made (one line on a bad file)."""
+    if config.data_file:
+        load_task(config, 0)
 
 
 def _stage1_and_heads(
@@ -403,7 +397,7 @@ def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any],
     return metrics, throughput, figures
 
 
-@reproduction(SLUG, PRESETS)
+@reproduction(SLUG, PRESETS, check=_check_data)
 def run(active: Run) -> Report:
     """Run the preset `scale` (or `config`), write results.json + report.md + figures, return the Report.
 

@@ -22,12 +22,13 @@ this gives 99.5 and 19.7, the DIR regions exactly), so a small data set still ha
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from iclr25.dist_loss.data import AGEDB_TRAIN_COUNTS, RegressionData, load_ecg, load_tabular
 
-__all__ = ["check_label_grid", "load_user_data", "scaled_shots", "split_and_standardise"]
+__all__ = ["check_label_grid", "load_file_task", "load_user_data", "scaled_shots", "split_and_standardise"]
 _SPLITS = ("x_train", "y_train", "x_val", "y_val", "x_test", "y_test")
 
 
@@ -112,7 +113,7 @@ def load_user_data(
     elif suffix == ".npz":
         from iclr25.shared.safeload import load_npz
 
-        arrays = load_npz(path, what="NumPy .npz with arrays x and y (or the six split arrays)")
+        arrays = load_npz(path, what=".npz with arrays x and y (or the six split arrays)")
         if all(k in arrays for k in _SPLITS):
             out = {k: (_flat(v, path) if k.startswith("x") else _labels(v, path)) for k in _SPLITS for v in [arrays[k]]}
             dims = {out[k].shape[1] for k in _SPLITS if k.startswith("x")}
@@ -142,3 +143,24 @@ def _labels(y: np.ndarray, path: Path) -> np.ndarray:
     if not np.all(np.isfinite(y)):
         raise ValueError(f"{path.name}: labels must be finite numbers")
     return y
+
+
+def load_file_task(
+    path: str | Path, labels: str | Path | None, config: Any, seed: int
+) -> tuple[RegressionData, tuple[float, float]]:
+    """A user's file as the task of `config` (a `Config` or `TrainConfig`: label grid, `target`, split fractions,
+    shot thresholds, batch size): the splits of `seed` and the (many, few) thresholds. ValueError when the labels
+    leave the grid or the training split is smaller than one batch."""
+    data = load_user_data(path, labels, config.target, seed, config.val_fraction, config.test_fraction)
+    for split in ("train", "val", "test"):
+        check_label_grid(
+            getattr(data, f"y_{split}"), config.min_label, config.max_label, config.step, f"{split} labels"
+        )
+    if data.y_train.size < config.batch_size:
+        raise ValueError(
+            f"batch_size {config.batch_size} exceeds the {data.y_train.size} training samples of {Path(path).name}; "
+            "set batch_size (train: --batch-size) to at most that"
+        )
+    if config.scale_shots:
+        return data, scaled_shots(data.y_train, config.min_label, config.step, config.many_shot, config.few_shot)
+    return data, (config.many_shot, config.few_shot)
