@@ -118,3 +118,27 @@ def test_train_then_eval(tmp_path, capsys):
     assert main([*argv, "--task", str(task), "--device", "cpu"]) == 0
     res = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert res["nll"] < np.log(256) and res["n"] == 1 and 0 <= res["acc_norm"] <= 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["sweep", "--out", "s", "--budgets", "a,b"], "--budgets must be comma-separated integers"),
+        (["sweep", "--out", "s", "--budgets", "1,4"], "--budgets must be integers >= 2"),
+        (["sweep", "--out", "s", "--seeds", "0"], "--seeds >= 1"),
+        (["overhead", "--out", "o", "--steps", "2"], "--steps must be >= 5"),
+    ],
+)
+def test_new_verbs_refuse_bad_input(argv, message, capsys):
+    assert _exit_code(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_scale_plan_and_sweep_budgets(capsys):
+    from iclr25.patch_train.cli import SWEEP_BUDGETS
+    from iclr25.patch_train.sweep import BUDGETS
+
+    assert SWEEP_BUDGETS == BUDGETS
+    assert main(["scale-plan", "--scale", "full-125m"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["runs"]["patch"]["devices_ok"] == [1, 2, 4, 8]

@@ -2,7 +2,9 @@
 
 Verbs: `reproduce` (the presets), `cost` (Section 2.2 accounting), `train` (one token, patch or
 two-stage run on a corpus), `eval` (token-level NLL of a saved model, optionally a multiple-choice task),
-`tokenize` (a corpus into the flat token file the full presets read).
+`tokenize` (a corpus into the flat token file the full presets read), `sweep` (patch vs token at equal compute
+over data sizes, Table 4), `overhead` (where a training step's time goes), `scale-plan` (how a preset splits over
+GPUs and its estimated GPU hours).
 Standard library imports only at module level, so `--help` answers instantly.
 """
 
@@ -33,6 +35,7 @@ PROG = "iclr25-patch-train"
 SLUG = "patch-train"
 SCALES = tuple(PRESETS)
 TRAIN = TrainConfig()  # the defaults of `train`
+SWEEP_BUDGETS = (12, 25, 50, 100, 200, 400)  # = sweep.BUDGETS (kept here: --help imports no torch)
 
 
 def parse_fraction(text: str) -> float:
@@ -84,6 +87,20 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--windows", type=int, default=1024, help="number of T-token windows")
     ev.add_argument("--task", type=Path, help="multiple-choice jsonl (HellaSwag, PIQA or ARC format)")
     ev.add_argument("--device", choices=DEVICES, default="auto")
+
+    sw = sub.add_parser("sweep", help="patch vs token at equal compute over token budgets (data-size sweep, Table 4)")
+    sw.add_argument("--out", type=Path, required=True, help="folder for sweep.json, rows.jsonl and sweep.png")
+    sw.add_argument("--budgets", default=",".join(map(str, SWEEP_BUDGETS)), help="token steps, comma-separated")
+    sw.add_argument("--seeds", type=int, default=2, help="seeds per budget (default: %(default)s)")
+    sw.add_argument("--overwrite", action="store_true", help="replace an earlier sweep in --out")
+    sw.add_argument("--quiet", action="store_true", help="no progress output")
+
+    ov = sub.add_parser("overhead", help="where a training step's time goes (quick preset shapes, CPU)")
+    ov.add_argument("--out", type=Path, required=True, help="folder for overhead.json")
+    ov.add_argument("--steps", type=int, default=40, help="timed steps per measurement (default: %(default)s)")
+
+    sp = sub.add_parser("scale-plan", help="a preset's micro-batches per GPU count and estimated GPU hours")
+    sp.add_argument("--scale", choices=SCALES, default="full-125m")
     return parser
 
 
@@ -230,7 +247,48 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
-main = package_main(PROG, _parser, {"cost": _cost, "train": _train, "eval": _eval, "tokenize": _tokenize})
+def _sweep(args: argparse.Namespace) -> int:
+    try:
+        budgets = tuple(int(b) for b in args.budgets.split(","))
+    except ValueError:
+        raise ValueError(f"--budgets must be comma-separated integers, got {args.budgets!r}") from None
+    if not budgets or min(budgets) < 2 or args.seeds < 1:
+        raise ValueError(f"--budgets must be integers >= 2 and --seeds >= 1, got {args.budgets!r} and {args.seeds}")
+    if (args.out / "sweep.json").exists() and not args.overwrite:
+        raise ValueError(f"{args.out} holds a sweep; pass --overwrite to replace it or choose another --out")
+    set_quiet(args.quiet)
+    from iclr25.patch_train.sweep import run_sweep
+
+    result = run_sweep(args.out, budgets=budgets, seeds=args.seeds)
+    for row in result["summary"]:
+        print(f"S={row['token_steps']:5d}  D/N={row['tokens_per_param']:7.2f}  token {row['token_nll']:.4f}  "
+              f"patch {row['patch_nll']:.4f}  delta {row['delta']:+.4f} +- {row['delta_sd']:.4f}")  # fmt: skip
+    print(f"crossover (tokens per parameter): {result['crossover_tokens_per_param']}")
+    return 0
+
+
+def _overhead(args: argparse.Namespace) -> int:
+    if args.steps < 5:
+        raise ValueError(f"--steps must be >= 5, got {args.steps}")
+    from iclr25.patch_train.train import overhead_study
+
+    print(json.dumps(overhead_study(args.out, steps=args.steps), indent=1))
+    return 0
+
+
+def _scale_plan(args: argparse.Namespace) -> int:
+    from iclr25.patch_train.estimate import scale_plan
+
+    print(json.dumps(scale_plan(PRESETS[args.scale]), indent=1))
+    return 0
+
+
+main = package_main(
+    PROG,
+    _parser,
+    {"cost": _cost, "train": _train, "eval": _eval, "tokenize": _tokenize, "sweep": _sweep, "overhead": _overhead,
+     "scale-plan": _scale_plan},
+)  # fmt: skip
 
 
 if __name__ == "__main__":

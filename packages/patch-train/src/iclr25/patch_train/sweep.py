@@ -23,7 +23,7 @@ from iclr25.patch_train.config import PRESETS, Config
 PAPER_TABLE4_TOKEN = {45: 12.50, 90: 11.71, 180: 11.28, 360: 10.94}
 PAPER_TABLE4_PATCH = {45: 12.84, 90: 11.80, 180: 11.17, 360: 10.68}  # lam = 2/3, K = 4, same data (0.5x cost)
 PAPER_PARAMS = 370e6
-BUDGETS = (25, 50, 100, 200, 400, 800, 1600)  # token steps of 1,024 tokens (the quick preset's model and step)
+BUDGETS = (12, 25, 50, 100, 200, 400)  # token steps of 1,024 tokens (the quick preset's model and step)
 
 
 def paper_rows() -> list[dict[str, float]]:
@@ -74,7 +74,8 @@ def run_sweep(
     valid_ids = encode_documents(corpus_texts(base.corpus, "valid", 0), tok)
     n_params = count_params(_make_model(base, tok.vocab_size), include_embedding=True)
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    rows = []
+    rows: list[dict[str, Any]] = []
+    (out / "rows.jsonl").write_text("")
     with progress(total=len(budgets) * seeds, desc="sweep (budget x seed)", unit="pair") as bar:
         for S in budgets:
             cfg = replace(base, token_steps=S)
@@ -92,6 +93,7 @@ def run_sweep(
                     "token_train_s": done["token"]["train_s"], "patch_train_s": done["patch"]["train_s"],
                     "token_cpu_s": done["token"]["train_cpu_s"], "patch_cpu_s": done["patch"]["train_cpu_s"],
                 })  # fmt: skip
+                (out / "rows.jsonl").open("a").write(json.dumps(rows[-1]) + "\n")  # partial results as they come
                 bar.update(1)
     summary = []
     for S in budgets:

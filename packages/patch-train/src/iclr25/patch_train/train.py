@@ -376,3 +376,98 @@ def step_throughput(
         "patch_step_tokens_per_s": tokens_per_step / patch_s,
         "patch_over_token_tokens_per_s": token_s / patch_s,
     }
+
+
+def step_breakdown(
+    model: Any, K: int, T: int, tokens_per_step: int, steps: int = 30, warmup: int = 5
+) -> dict[str, dict[str, float]]:
+    """Median CPU milliseconds of the parts of one token-level and one patch-level training step (forward,
+    backward, clipping, AdamW + zero_grad) on a copy of `model`, steps alternating so that load hits both alike."""
+    import copy
+
+    import torch
+
+    from iclr25.patch_train.patch import patch_forward
+    from iclr25.patch_train.plan import StagePlan
+    from iclr25.patch_train.stage import make_optimizer
+
+    net = copy.deepcopy(model).train()
+    opt, _ = make_optimizer(net, StagePlan("token", 1, T, 1, 1, 0, 1e-4), OptimConfig())
+    params = [p for p in net.parameters() if p.requires_grad]
+    vocab = net.get_input_embeddings().weight.shape[0]
+    g = torch.Generator().manual_seed(0)
+    shapes = {"token": (1, (tokens_per_step // T, T)), "patch": (K, (tokens_per_step // (K * T), K * T))}
+    parts: dict[str, dict[str, list[float]]] = {k: {"forward": [], "backward": [], "clip": [], "optimizer": []}
+                                                 for k in shapes}  # fmt: skip
+    for i in range(warmup + steps):
+        for name, (k, shape) in shapes.items():
+            ids = torch.randint(0, vocab, shape, generator=g)
+            c0 = time.process_time()
+            _, loss = patch_forward(net, ids, k, labels=ids)
+            c1 = time.process_time()
+            loss.backward()
+            c2 = time.process_time()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            c3 = time.process_time()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            c4 = time.process_time()
+            if i >= warmup:
+                for part, v in zip(parts[name], (c1 - c0, c2 - c1, c3 - c2, c4 - c3), strict=True):
+                    parts[name][part].append(v * 1e3)
+    out = {name: {part: float(np.median(v)) for part, v in d.items()} for name, d in parts.items()}
+    for d in out.values():
+        d["total"] = sum(d.values())
+    return out
+
+
+def overhead_study(out: str | Path, steps: int = 40, T: int = 64, K: int = 4, tokens_per_step: int = 1024) -> dict:
+    """Where a training step's time goes at the quick preset's shapes (1,024 tokens per step, the tiny model), for
+    the Hugging Face and the plain-torch LLaMA, and what a whole step costs in the plain loop and in Lightning;
+    each with the equal-compute wall-time ratio it implies, 2/3 + (4/3) t_patch / t_token (K=4, lam=2/3: 1,600
+    patch + 800 token steps against 1,200 token steps). Writes overhead.json into `out`."""
+    import json
+    import tempfile
+
+    import torch
+
+    from iclr25.patch_train.llama import from_hf
+    from iclr25.patch_train.patch import make_llama
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    hf = make_llama("tiny", 256, T)
+    result: dict[str, Any] = {"tokens_per_step": tokens_per_step, "T": T, "K": K, "steps": steps, "parts_ms": {}}
+
+    def ratio(t_token: float, t_patch: float) -> float:
+        return 2 / 3 + 4 / 3 * t_patch / t_token
+
+    for impl, model in (("hf", hf), ("torch", from_hf(hf))):
+        parts = step_breakdown(model, K, T, tokens_per_step, steps=steps)
+        result["parts_ms"][impl] = parts
+        result[f"implied_ratio_{impl}"] = ratio(parts["token"]["total"], parts["patch"]["total"])
+    # whole steps inside the two loops (CPU ms per step, the first 5 steps left out)
+    plans = {"token": StagePlan("token", 1, T, tokens_per_step // T, steps + 5, 1, 1e-3),
+             "patch": StagePlan("patch", K, K * T, tokens_per_step // (K * T), steps + 5, 1, 1e-3)}  # fmt: skip
+    ids = np.random.default_rng(0).integers(0, 256, (steps + 5) * tokens_per_step)
+    loop_ms: dict[str, dict[str, float]] = {"torch": {}, "lightning": {}}
+    scratch = tempfile.TemporaryDirectory()  # the Trainer's logs are not kept
+    for name, plan in plans.items():
+        blocks = pack_blocks(ids, plan.block_tokens)
+        loop = StageLoop(from_hf(hf), plan, blocks)
+        cpu = [loop.step()[1] for _ in range(plan.steps)]
+        loop_ms["torch"][name] = float(np.median(cpu[5:]) * 1e3)
+        cpu0 = time.process_time()
+        train_stage(from_hf(hf), plan, blocks, Path(scratch.name) / f"{name}5", device="cpu", threads=1,
+                    max_steps=5)  # fmt: skip
+        setup_and_5 = time.process_time() - cpu0
+        cpu0 = time.process_time()
+        train_stage(from_hf(hf), plan, blocks, Path(scratch.name) / name, device="cpu", threads=1)
+        loop_ms["lightning"][name] = (time.process_time() - cpu0 - setup_and_5) / steps * 1e3
+    scratch.cleanup()
+    result["loop_step_cpu_ms"] = loop_ms
+    for engine, d in loop_ms.items():
+        result[f"implied_ratio_{engine}_loop"] = ratio(d["token"], d["patch"])
+    Path(out).mkdir(parents=True, exist_ok=True)
+    (Path(out) / "overhead.json").write_text(json.dumps(result, indent=1) + "\n")
+    return result
