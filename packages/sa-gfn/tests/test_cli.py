@@ -53,6 +53,14 @@ def test_train_command(tmp_path, capsys):
         (["train", "--R0", "nan"], "--R0 must be a finite number"),
         (["reproduce", "--scale", "ci", "sibling_reward=edge"], "sibling_reward got ['edge']; allowed"),
         (["reproduce", "--scale", "ci", "baselines=ppo"], "baselines got ['ppo']; allowed"),
+        (["train", "--method", "tb", "--objective", "db"], "SA-GFN options"),
+        (["train", "--method", "tb", "--intrinsic-scale", "5"], "novelty bonus"),
+        (["train", "--intrinsic-scale", "-1"], "intrinsic_scale must be"),
+        (["train", "--objective", "db", "--sibling-reward", "gafn_edge"], "needs objective='tb'"),
+        (["train", "--rnd-normalize", "max"], "invalid choice"),
+        (["bench", "--methods", "ppo"], "--methods got ['ppo']"),
+        (["bench", "--grids", "2x2000:standard:0.1"], "at most 2e6 states"),
+        (["bench", "--grids", "64:standard"], "must look like 'DxH:reward:R0'"),
     ],
 )
 def test_bad_input_one_line_exit_2(argv, needle, capsys, tmp_path):
@@ -69,3 +77,22 @@ def test_bad_input_one_line_exit_2(argv, needle, capsys, tmp_path):
 def test_eval_missing_folder(tmp_path, capsys):
     assert main(["eval", str(tmp_path)]) == 2
     assert "no results.json" in capsys.readouterr().err
+
+
+def test_train_passes_method_options(tmp_path, capsys):
+    out = tmp_path / "sa"
+    argv = ["train", "--H", "5", "--iters", "4", "--eval-every", "2", "--hidden", "16", "--out", str(out)]
+    argv += ["--objective", "subtb", "--intrinsic-scale", "50", "--rnd-normalize", "mean", "--device", "cpu"]
+    assert main(argv) == 0
+    config = json.loads(capsys.readouterr().out)["config"]
+    assert (config["objective"], config["intrinsic_scale"], config["rnd_normalize"]) == ("subtb", 50.0, "mean")
+
+
+def test_bench_command(tmp_path, capsys):
+    out = tmp_path / "bench"
+    argv = ["bench", "--grids", "2x5:standard:0.001", "--methods", "tb,sagfn-db", "--iters", "4"]
+    argv += ["--eval-every", "2", "--hidden", "16", "--workers", "1", "--out", str(out), "--device", "cpu"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "2x5:standard:0.001/sagfn-db/0: l1_mean" in text
+    assert json.loads((out / "bench.json").read_text())["methods"] == ["tb", "sagfn-db"]

@@ -1,4 +1,4 @@
-"""Command line of the SA-GFN package (Madan et al., ICLR 2025): `iclr25-sa-gfn {reproduce,train,eval}`.
+"""Command line of the SA-GFN package (Madan et al., ICLR 2025): `iclr25-sa-gfn {reproduce,train,bench,eval}`.
 
 Standard-library imports only at module level, so that `--help` answers instantly.
 """
@@ -11,11 +11,15 @@ import math
 import sys
 from pathlib import Path
 
+from iclr25.sa_gfn.config import PAPER_GRIDS, SWEEP_METHODS
 from iclr25.shared.cli import CliError, add_run_args, add_verb_args, int_at_least, make_parser, package_main
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import check_run_folder
 
 PROG = "iclr25-sa-gfn"
+OBJECTIVES = ("tb", "db", "subtb")
+SIBLING_REWARDS = ("terminal_logsumexp", "gafn_terminal", "gafn_edge")
+NORMALIZATIONS = ("none", "std", "mean")
 METHODS = ("tb", "db", "subtb", "tb-rnd", "gafn", "sagfn")
 SCALES = ("ci", "quick", "full")
 
@@ -38,7 +42,22 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--iters", type=int_at_least(1), default=800, help="training iterations (default: 800)")
     tr.add_argument("--hidden", type=int_at_least(1), default=128, help="MLP width (default: 128)")
     tr.add_argument("--eval-every", type=int_at_least(1), default=100, help="exact evaluation period (default: 100)")
+    tr.add_argument("--objective", choices=OBJECTIVES, default="tb", help="SA-GFN's objective (default: tb)")
+    tr.add_argument("--intrinsic-scale", type=float, help="novelty constant c (sagfn, tb-rnd, gafn; default: method's)")
+    tr.add_argument("--rnd-normalize", choices=NORMALIZATIONS, help="novelty normalisation (default: method's)")
+    tr.add_argument(
+        "--sibling-reward", choices=SIBLING_REWARDS, default=SIBLING_REWARDS[0], help="SA-GFN's sibling reward form"
+    )
     add_verb_args(tr)
+    be = sub.add_parser("bench", help="the paper's HyperGrid settings: exact L1 and modes-found curves per method")
+    be.add_argument("--grids", default=",".join(PAPER_GRIDS), help="comma-separated DxH:reward:R0 (default: paper's)")
+    be.add_argument("--methods", default=",".join(SWEEP_METHODS), help="comma-separated methods (default: all)")
+    be.add_argument("--iters", type=int_at_least(1), default=20000, help="iterations per run (default: 20000)")
+    be.add_argument("--seeds", type=int_at_least(1), default=1, help="seeds per grid and method (default: 1)")
+    be.add_argument("--eval-every", type=int_at_least(1), default=1000, help="exact evaluation period (default: 1000)")
+    be.add_argument("--hidden", type=int_at_least(1), default=256, help="MLP width (default: 256)")
+    be.add_argument("--workers", type=int_at_least(1), default=2, help="worker processes (default: 2)")
+    add_verb_args(be)
     ev = sub.add_parser("eval", help="print the claims of a finished run folder (results.json)")
     ev.add_argument("run_dir", type=Path, help="a run folder holding results.json")
     return parser
@@ -65,6 +84,10 @@ def _train(args: argparse.Namespace) -> int:
         iters=args.iters,
         hidden=args.hidden,
         eval_every=args.eval_every,
+        objective=args.objective,
+        intrinsic_scale=args.intrinsic_scale,
+        sibling_reward=args.sibling_reward,
+        rnd_normalize=args.rnd_normalize,
         out=args.out,
         seed=args.seed,
         device=args.device,
@@ -72,6 +95,37 @@ def _train(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
     )
     print(json.dumps(summary, indent=1))
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from iclr25.sa_gfn.config import _parse_grid
+
+    grids = tuple(g for g in args.grids.split(",") if g)
+    methods = tuple(m for m in args.methods.split(",") if m)
+    for g in grids:
+        d, h, _, _ = _parse_grid(g)
+        if h < 3 or h**d > 2_000_000:
+            raise CliError(f"grid {g!r} must have H >= 3 and at most 2e6 states (exact evaluation)")
+    bad = [m for m in methods if m not in SWEEP_METHODS]
+    if bad or not methods or not grids:
+        raise CliError(f"--methods got {bad or 'nothing'}; allowed: {', '.join(SWEEP_METHODS)}")
+    if args.out is not None:
+        check_run_folder(args.out, args.overwrite)
+    set_quiet(args.quiet)
+    from iclr25.sa_gfn.bench import bench
+    from iclr25.shared.device import pick_device
+    from iclr25.shared.run import default_run_dir
+
+    out = args.out or default_run_dir("sa-gfn", "bench", "paper-grids")
+    device = pick_device(args.device)
+    result = bench(grids, methods, args.iters, args.seeds, args.eval_every, args.hidden, args.workers, device, out)
+    for name, r in result["runs"].items():
+        f = r["final"]
+        print(
+            f"{name}: l1_mean {f['l1_mean']:.3g}, modes found {f['modes_found_sampler']}, {r['seconds_per_iter']:.4f} s/it"
+        )
+    print(f"wrote {out}")
     return 0
 
 
@@ -87,7 +141,7 @@ def _eval(args: argparse.Namespace) -> int:
     return 1 if report.failed_gated else 0
 
 
-main = package_main(PROG, build_parser, {"train": _train, "eval": _eval})
+main = package_main(PROG, build_parser, {"train": _train, "bench": _bench, "eval": _eval})
 
 
 if __name__ == "__main__":

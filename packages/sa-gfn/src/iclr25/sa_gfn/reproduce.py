@@ -275,7 +275,16 @@ def measure(run: Run) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[s
             kw = kw or (dict(sa_kw) if method == "sagfn" else dict(common))
             for s in range(config.sweep_seeds):
                 jobs.append(
-                    Job(f"sweep/{g}/{m}/{s}", method, seed + s, env_kw, kw, config.sweep_iters, config.eval_every, device)
+                    Job(
+                        f"sweep/{g}/{m}/{s}",
+                        method,
+                        seed + s,
+                        env_kw,
+                        kw,
+                        config.sweep_iters,
+                        config.eval_every,
+                        device,
+                    )
                 )
     results = _run_all(jobs, workers)
 
