@@ -64,12 +64,14 @@ class Config:
     full_frames: int = 0
     maze_part: bool = True  # False skips the spiral-maze distance study (bench)
     gate_exploration: bool = False  # gate the reward-free coverage claims (bench: 5 seeds); reported otherwise
+    workers: int = 1  # processes for the PPO runs (each one torch thread); results do not depend on it
     threads: int = 1  # more threads only pay off on idle cores; the loop is dominated by small ops
 
     def __post_init__(self) -> None:
         for name in ("maze_steps", "maze_batch", "ppo_seeds", "ppo_envs", "ppo_steps", "ppo_batch", "ppo_epochs"):
             check_int_at_least(name, getattr(self, name), 1)
         check_int_at_least("threads", self.threads, 1)
+        check_int_at_least("workers", self.workers, 1)
         check_one_of("maze_part", self.maze_part, (True, False))
         check_one_of("gate_exploration", self.gate_exploration, (True, False))
         check_int_at_least("maze_data_steps", self.maze_data_steps, MAZE_EPISODE_LEN)

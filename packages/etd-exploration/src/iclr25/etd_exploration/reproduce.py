@@ -40,15 +40,36 @@ def _maze_part(cfg: Config, seed: int, device: str) -> dict[str, Any]:
     return out
 
 
+def _one_ppo_run(pcfg: Any, device: str, log: Any = None, threads: int = 1) -> dict[str, Any]:
+    """Train one PPO run and keep what the report needs (runs in a worker process when `workers > 1`)."""
+    import torch
+
+    from iclr25.etd_exploration.ppo import late_mean, train
+
+    torch.set_num_threads(threads)
+    res = train(pcfg, device=device, log=log)
+    return {
+        "curve": res["curve"],
+        "visits": res["visits"],
+        "fps": res["fps"],
+        "intrinsic_fraction": res["intrinsic_fraction"],
+        "late_unique_cells": late_mean(res["episodes"], "unique_cells", res["frames"]),
+        "late_return": late_mean(res["episodes"], "return", res["frames"]),
+        "late_success": late_mean(res["episodes"], "success", res["frames"]),
+    }
+
+
 def _ppo_runs(
     cfg: Config, env_id: str, frames: int, ext_coef: float, seed: int, device: str, log: Any, noise: float = 0.0
 ) -> dict:
-    from iclr25.etd_exploration.ppo import PPOConfig, late_mean, train
+    """Every (method, seed) run of a preset; with `cfg.workers > 1` the runs go to that many processes (each run is
+    seeded by its own config, so the results do not depend on the number of workers)."""
+    from iclr25.etd_exploration.ppo import PPOConfig
 
-    runs: dict[str, list[dict]] = {}
-    for method in cfg.ppo_methods:
-        for s in range(cfg.ppo_seeds):
-            pcfg = PPOConfig(
+    jobs = [
+        (
+            method,
+            PPOConfig(
                 env_id=env_id,
                 intrinsic=method,
                 total_frames=frames,
@@ -60,19 +81,27 @@ def _ppo_runs(
                 noise_scale=noise,
                 int_coef=cfg.int_coef,
                 seed=seed + s,
-            )
-            res = train(pcfg, device=device, log=log)
-            runs.setdefault(method, []).append(
-                {
-                    "curve": res["curve"],
-                    "visits": res["visits"],
-                    "fps": res["fps"],
-                    "intrinsic_fraction": res["intrinsic_fraction"],
-                    "late_unique_cells": late_mean(res["episodes"], "unique_cells", res["frames"]),
-                    "late_return": late_mean(res["episodes"], "return", res["frames"]),
-                    "late_success": late_mean(res["episodes"], "success", res["frames"]),
-                }
-            )
+            ),
+        )
+        for method in cfg.ppo_methods
+        for s in range(cfg.ppo_seeds)
+    ]
+    if cfg.workers > 1:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(cfg.workers, mp_context=mp.get_context("spawn")) as pool:
+            futures = [pool.submit(_one_ppo_run, pcfg, device, None, cfg.threads) for _, pcfg in jobs]
+            results = [f.result() for f in futures]
+        if log is not None:  # the workers cannot reach the logger: log their curves here
+            for (method, _), res in zip(jobs, results, strict=True):
+                for row in res["curve"]:
+                    log.log({f"{method}/{k}": v for k, v in row.items()}, step=row["frames"])
+    else:
+        results = [_one_ppo_run(pcfg, device, log, cfg.threads) for _, pcfg in jobs]
+    runs: dict[str, list[dict]] = {}
+    for (method, _), res in zip(jobs, results, strict=True):
+        runs.setdefault(method, []).append(res)
     return runs
 
 
