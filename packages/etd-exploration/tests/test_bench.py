@@ -15,8 +15,8 @@ def test_overhead_table_at_toy_sizes(monkeypatch):
     assert set(table) == {"5", "20"}
     for row in table.values():
         assert row["score_s"] > 0 and row["train_s"] > 0 and row["ppo_s"] == 2.0
-        assert row["reward_fraction"] == pytest.approx(row["score_s"] / 2.0)
-        assert row["total_fraction"] == pytest.approx((row["score_s"] + row["train_s"]) / 2.0)
+        assert row["reward_fraction"] == pytest.approx((row["score_s"] + row["refresh_s"]) / 2.0)
+        assert row["total_fraction"] == pytest.approx(row["reward_fraction"] + row["train_s"] / 2.0)
 
 
 def test_main_refuses_a_bad_path(capsys):
