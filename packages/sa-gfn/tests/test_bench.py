@@ -48,6 +48,9 @@ def test_choose_default_prefers_raw_unless_clearly_worse():
     assert choose_default({"raw c=1": _s(3, 0.2), "raw c=100": _s(3, 0.3)}) == "raw c=1"
     assert choose_default({"raw c=1": _s(3, 0.2), "noveld std c=1": _s(9, 0.1)}) == "raw c=1"
     assert ScaleSetting("std", 1.0, "noveld").label == "noveld std c=1"
+    assert choose_default({"std c=1": _s(4, 0.3), "mean c=1": _s(5, 0.4)}) == "mean c=1"
+    with pytest.raises(ValueError, match="at least one"):
+        choose_default({"noveld std c=1": _s(9, 0.1)})
 
 
 def test_tiny_study(tmp_path):

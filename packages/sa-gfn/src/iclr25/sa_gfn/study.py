@@ -42,6 +42,7 @@ SETTINGS: tuple[ScaleSetting, ...] = (
     ScaleSetting("std", 1.0),  # the package's former default
     ScaleSetting("mean", 1.0),
 )
+ABLATIONS: tuple[ScaleSetting, ...] = (ScaleSetting("std", 1.0, "noveld"),)  # NovelD with the std setting
 
 
 def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
@@ -86,12 +87,15 @@ def choose_default(summary: dict[str, dict[str, Any]]) -> str:
     def key(label: str) -> tuple[int, float]:
         return (summary[label]["seeds_all_captured"], -summary[label]["tv_mean"])
 
-    raw = max((lab for lab in summary if lab.startswith("raw")), key=key)
+    raw = [lab for lab in summary if lab.startswith("raw")]
     norm = [lab for lab in summary if not lab.startswith(("raw", "noveld"))]
+    if not raw and not norm:
+        raise ValueError("choose_default needs at least one RND setting (raw or normalised)")
+    best_raw = max(raw, key=key) if raw else None
     best_norm = max(norm, key=key) if norm else None
-    if best_norm is not None and key(best_norm)[0] >= key(raw)[0] + 2:
+    if best_raw is None or (best_norm is not None and key(best_norm)[0] >= key(best_raw)[0] + 2):
         return best_norm
-    return raw
+    return best_raw
 
 
 def scale_study(
@@ -196,7 +200,7 @@ def write_study(study: dict[str, Any], out: str | Path) -> Path:
     return out
 
 
-if __name__ == "__main__":  # pragma: no cover - the study is a long run: python -m iclr25.sa_gfn.study OUT
+if __name__ == "__main__":  # pragma: no cover - a long run: python -m iclr25.sa_gfn.study OUT [WORKERS]
     import json
     import sys
 
@@ -204,5 +208,6 @@ if __name__ == "__main__":  # pragma: no cover - the study is a long run: python
         Path(sys.argv[1]).mkdir(parents=True, exist_ok=True)
         (Path(sys.argv[1]) / "partial.json").write_text(json.dumps(summary))
 
-    result = scale_study(workers=int(sys.argv[2]) if len(sys.argv) > 2 else 2, on_setting=_partial)
+    workers = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+    result = scale_study(SETTINGS + ABLATIONS, workers=workers, on_setting=_partial)
     print(write_study(result, sys.argv[1]), result["chosen"])
