@@ -46,6 +46,9 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.dynamical_diffusion.metrics import pooled_csi
     from iclr25.dynamical_diffusion.models import FrameStackUNet
     from iclr25.dynamical_diffusion.models import TSDenoiser
+    from iclr25.dynamical_diffusion.protocols import evaluate_turbulence
+    from iclr25.dynamical_diffusion.protocols import official_field_metrics
+    from iclr25.dynamical_diffusion.protocols import ts_crps_sum_benchmark
     from iclr25.dynamical_diffusion.training import evaluate
     from iclr25.dynamical_diffusion.training import train
 

@@ -16,6 +16,7 @@ from iclr25.shared.cli import (
     add_run_args,
     build_config,
     check_verb_flags,
+    int_at_least,
     make_parser,
     package_main,
     scale_out_from_args,
@@ -33,6 +34,9 @@ EPILOG = """examples:
   iclr25-dynamical-diffusion train --dataset pde1d --r 0.5 steps=500 --out runs/dd
   iclr25-dynamical-diffusion sample --checkpoint runs/dd/model.pt --out runs/dd-samples
   iclr25-dynamical-diffusion eval --run runs/dd-samples
+  iclr25-dynamical-diffusion paired --runs results/quick results/ablation --out results/paired
+  iclr25-dynamical-diffusion eval-turbulence --checkpoint runs/dd/model.pt --data turbulence/test.npz.npy
+  iclr25-dynamical-diffusion ts-bench --data electricity_nips --steps 20000 --device cuda
   iclr25-dynamical-diffusion simulate pde1d --n 100 --out pde1d.npy
 """
 
@@ -60,6 +64,30 @@ def _parser():
     ev = sub.add_parser("eval", help="CRPS, ensemble MSE and the official RMSE of a sample folder")
     ev.add_argument("--run", type=Path, required=True, help="folder with samples.npy and truth.npy")
     ev.add_argument("--n-context", type=int, default=None, help="context frames (default: from meta.json)")
+    pa = sub.add_parser("paired", help="merge runs' per-seed CRPS and test every DyDiff variant against DPM")
+    pa.add_argument("--runs", type=Path, nargs="+", required=True, help="run folders of one setting (results.json)")
+    pa.add_argument("--out", type=Path, required=True, help="folder for paired.json and paired.md")
+    pa.add_argument("--models", default=None, help="comma-separated variants to compare (default: all)")
+    pa.add_argument("--overwrite", action="store_true", help="replace an earlier paired.json/paired.md")
+    tu = sub.add_parser("eval-turbulence", help="the official Turbulence test protocol on a test.npz.npy")
+    tu.add_argument("--checkpoint", type=Path, required=True, help="model.pt written by `train` (4 of 15 frames)")
+    tu.add_argument("--data", type=Path, required=True, help="official Turbulence test file (N, L, 2, H, W)")
+    tu.add_argument("--n-cases", type=int_at_least(1), default=20, help="first test sequences (default: 20)")
+    tu.add_argument("--n-samples", type=int_at_least(2), default=8, help="forecasts per case (default: 8)")
+    tu.add_argument("--ddim-steps", type=int_at_least(1), default=50, help="DDIM steps (default: 50)")
+    tu.add_argument("--seed", type=int_at_least(0), default=0)
+    tu.add_argument("--device", choices=DEVICES, default="auto")
+    ts = sub.add_parser("ts-bench", help="DPM vs DyDiff CRPS_sum on a GluonTS folder or wide CSV")
+    ts.add_argument("--data", type=Path, required=True, help="GluonTS-style folder or wide .csv")
+    ts.add_argument("--context", type=int_at_least(1), default=48)
+    ts.add_argument("--horizon", type=int_at_least(1), default=None, help="default: the data's prediction length")
+    ts.add_argument("--n-windows", type=int_at_least(1), default=7, help="last test windows scored (default: 7)")
+    ts.add_argument("--steps", type=int_at_least(1), default=2000)
+    ts.add_argument("--width", type=int_at_least(8), default=64)
+    ts.add_argument("--n-samples", type=int_at_least(2), default=100)
+    ts.add_argument("--ddim-steps", type=int_at_least(1), default=20)
+    ts.add_argument("--seed", type=int_at_least(0), default=0)
+    ts.add_argument("--device", choices=DEVICES, default="auto")
     si = sub.add_parser("simulate", help="write a generated data set as .npy")
     si.add_argument("dataset", choices=DATASETS)
     si.add_argument("--n", type=int, default=100, help="sequences (or time steps for ts)")
@@ -137,6 +165,25 @@ def _train(args) -> int:
     return 0
 
 
+def _load_model(path: Path):
+    """(model, config, seed) from a model.pt written by `train`; weights only, nothing in the file runs."""
+    from iclr25.dynamical_diffusion.config import Config
+    from iclr25.dynamical_diffusion.reproduce import make_model
+    from iclr25.shared.safeload import load_checkpoint
+
+    ckpt = load_checkpoint(path, required_keys=("config", "seed", "state_dict"), what="model.pt written by `train`")
+    try:
+        cfg = dict(ckpt["config"])
+        cfg["ch_mult"] = tuple(cfg["ch_mult"])
+        config = Config(**cfg)
+        model = make_model(config, config.gamma_ratio)
+        model.net.load_state_dict(ckpt["state_dict"])
+        return model, config, int(ckpt["seed"])
+    except Exception as e:  # any unreadable or foreign file becomes one clear line
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise CliError(f"checkpoint {path} is not a model.pt written by `train` ({first})") from e
+
+
 def _sample(args) -> int:
     if args.n_samples is not None and args.n_samples < 1:
         raise CliError(f"--n-samples must be >= 1, got {args.n_samples}")
@@ -153,28 +200,13 @@ def _sample(args) -> int:
     import numpy as np
     import torch
 
-    from iclr25.dynamical_diffusion.config import Config
-    from iclr25.dynamical_diffusion.reproduce import make_data, make_model
+    from iclr25.dynamical_diffusion.reproduce import make_data
     from iclr25.dynamical_diffusion.training import sample_batched
     from iclr25.shared.device import pick_device
     from iclr25.shared.results import atomic_write_json
     from iclr25.shared.run import open_run_folder
-    from iclr25.shared.safeload import load_checkpoint
 
-    # weights only: a model.pt holds a config dict, the seed and tensors; nothing in the file runs
-    ckpt = load_checkpoint(
-        args.checkpoint, required_keys=("config", "seed", "state_dict"), what="model.pt written by `train`"
-    )
-    try:
-        cfg = dict(ckpt["config"])
-        cfg["ch_mult"] = tuple(cfg["ch_mult"])
-        config = Config(**cfg)
-        model = make_model(config, config.gamma_ratio)
-        model.net.load_state_dict(ckpt["state_dict"])
-        seed = int(ckpt["seed"])
-    except Exception as e:  # any unreadable or foreign file becomes one clear line
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise CliError(f"checkpoint {args.checkpoint} is not a model.pt written by `train` ({first})") from e
+    model, config, seed = _load_model(args.checkpoint)
     n_samples = args.n_samples or config.n_samples
     ddim = args.ddim_steps or config.ddim_steps
     if ddim > config.T:
@@ -220,6 +252,61 @@ def _eval(args) -> int:
     return 0
 
 
+def _paired(args) -> int:
+    models = [m for m in args.models.split(",") if m] if args.models else None
+    if not args.overwrite and any((args.out / f).exists() for f in ("paired.json", "paired.md")):
+        raise CliError(f"{args.out} already holds paired.json/paired.md; pass --overwrite to replace them")
+    from iclr25.dynamical_diffusion.stats import write_paired
+
+    write_paired(args.runs, args.out, models=models)
+    print((args.out / "paired.md").read_text(), end="")
+    return 0
+
+
+def _eval_turbulence(args) -> int:
+    for path, what in ((args.checkpoint, "checkpoint"), (args.data, "data file")):
+        if not path.is_file():
+            raise CliError(f"{what} {path} does not exist")
+    from iclr25.dynamical_diffusion.protocols import evaluate_turbulence
+    from iclr25.shared.device import pick_device
+
+    dev = pick_device(args.device)
+    model, _, _ = _load_model(args.checkpoint)
+    metrics = evaluate_turbulence(
+        model.to(dev).eval(),
+        args.data,
+        n_cases=args.n_cases,
+        n_samples=args.n_samples,
+        ddim_steps=args.ddim_steps,
+        seed=args.seed,
+        device=dev,
+    )
+    print(json.dumps(metrics, indent=2))
+    return 0
+
+
+def _ts_bench(args) -> int:
+    if not args.data.exists():
+        raise CliError(f"data {args.data} does not exist (a GluonTS-style folder or a wide .csv)")
+    from iclr25.dynamical_diffusion.protocols import ts_crps_sum_benchmark
+    from iclr25.shared.device import pick_device
+
+    out = ts_crps_sum_benchmark(
+        args.data,
+        context=args.context,
+        horizon=args.horizon,
+        n_windows=args.n_windows,
+        steps=args.steps,
+        width=args.width,
+        n_samples=args.n_samples,
+        ddim_steps=args.ddim_steps,
+        seed=args.seed,
+        device=pick_device(args.device),
+    )
+    print(json.dumps(out, indent=2))
+    return 0
+
+
 def _simulate(args) -> int:
     if args.n < 1 or args.size < 8:
         raise CliError(f"--n must be >= 1 and --size >= 8, got {args.n} and {args.size}")
@@ -252,7 +339,19 @@ def _simulate(args) -> int:
     return 0
 
 
-main = package_main(PROG, _parser, {"train": _train, "sample": _sample, "eval": _eval, "simulate": _simulate})
+main = package_main(
+    PROG,
+    _parser,
+    {
+        "train": _train,
+        "sample": _sample,
+        "eval": _eval,
+        "paired": _paired,
+        "eval-turbulence": _eval_turbulence,
+        "ts-bench": _ts_bench,
+        "simulate": _simulate,
+    },
+)
 
 
 if __name__ == "__main__":
