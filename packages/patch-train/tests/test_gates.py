@@ -226,3 +226,7 @@ def test_fast_model_equals_hugging_face_with_gradients():
         hf.zero_grad()
         fast.zero_grad()
     assert set(hf.state_dict()) == set(fast.state_dict())  # interchangeable checkpoints
+    from iclr25.patch_train.llama import to_hf
+
+    back = to_hf(fast)
+    torch.testing.assert_close(back(input_ids=ids).logits, hf(input_ids=ids).logits, rtol=0, atol=0)

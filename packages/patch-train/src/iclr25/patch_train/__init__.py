@@ -3,7 +3,9 @@
 Train an LLM first on patches of K averaged token embeddings with a next-patch loss, then on tokens, at about half the cost.
 Public names are exported lazily: importing this package does not import torch.
 Modules: `config` (presets, validated), `patch` (Eqs. 1-2, cost, models), `plan` (two-stage schedule), `reference` (loop forms),
-`baselines` (the compared runs), `data`, `evaluate`, `lit` + `train` (Lightning stages), `reproduce`, `cli`.
+`baselines` (the compared runs), `data`, `evaluate`, `llama` (plain-torch LLaMA), `stage` (the plain stage loop, its
+optimizer and in-run probe), `lit` + `train` (Lightning stages, two-stage runs), `sweep` (data-size sweep),
+`estimate` (scale-out plan), `reproduce`, `cli`.
 """
 
 from __future__ import annotations
@@ -37,7 +39,11 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.patch_train.evaluate import evaluate_nll
     from iclr25.patch_train.evaluate import load_mc_task
     from iclr25.patch_train.evaluate import score_multiple_choice
+    from iclr25.patch_train.estimate import scale_plan
     from iclr25.patch_train.lit import StageModule
+    from iclr25.patch_train.llama import FastLlama
+    from iclr25.patch_train.llama import from_hf
+    from iclr25.patch_train.llama import to_hf
     from iclr25.patch_train.patch import flops_per_position
     from iclr25.patch_train.patch import make_llama
     from iclr25.patch_train.patch import patch_forward
@@ -52,8 +58,12 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.patch_train.plan import plan_token_only
     from iclr25.patch_train.plan import plan_two_stage
     from iclr25.patch_train.reproduce import run
+    from iclr25.patch_train.stage import StageProbe
+    from iclr25.patch_train.sweep import run_sweep
     from iclr25.patch_train.train import OptimConfig
+    from iclr25.patch_train.train import TwoStageLoop
     from iclr25.patch_train.train import train_stage
     from iclr25.patch_train.train import train_two_stage
+    from iclr25.patch_train.train import run_interleaved
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")
