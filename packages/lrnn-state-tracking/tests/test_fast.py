@@ -23,8 +23,9 @@ def test_full_preset_step_count():
 
 
 @pytest.mark.slow
-def test_compiled_step_equals_eager_on_cpu():
+def test_compiled_step_equals_eager_on_cpu(tmp_path, monkeypatch):
     pytest.importorskip("torch._inductor")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))  # a private cache: no race with other processes
     out = compile_speedup("figure1", d_model=4, n_layers=1, batch_size=4, seq_len=8, reps=2)
     assert out["max_abs_diff"] <= 1e-5
     assert out["eager_tokens_per_s"] > 0 and out["compiled_tokens_per_s"] > 0
