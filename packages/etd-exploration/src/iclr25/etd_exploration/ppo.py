@@ -5,6 +5,12 @@ standardise the intrinsic rewards with EMA stats and scale them by beta (``r = c
 GAE(lambda); then for each epoch and each shuffled minibatch one intrinsic-model step (ETD: contrastive step on
 (s_t, s_{t+Delta}) pairs drawn inside episodes) before the PPO step. One value head for the summed reward.
 Defaults are the official `src/train.py` values (16 envs, 512 steps, minibatch 512, 4 epochs, clip 0.2, ...).
+
+The policy is the official recurrent one (`src/algo/ppo_model.py`): CNN -> GRUCell(64) -> 256-wide policy and value
+latents -> zero-initialised action and value layers; its state is zeroed when an episode ends, and the official
+trainer evaluates each shuffled transition from the GRU state stored at collection time (`minibatch="transitions"`;
+`"sequences"` unrolls whole env rollouts instead). Advantages are standardised by the official moving averages
+(`AdvantageNormalizer`). Differences: PyTorch's default initialisation instead of the official name-hashed seeding.
 """
 
 from __future__ import annotations
