@@ -93,6 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--budgets", default=",".join(map(str, SWEEP_BUDGETS)), help="token steps, comma-separated")
     sw.add_argument("--seeds", type=int, default=2, help="seeds per budget (default: %(default)s)")
     sw.add_argument("--overwrite", action="store_true", help="replace an earlier sweep in --out")
+    sw.add_argument("--resummarize", action="store_true", help="redo the summary and plot of the sweep in --out")
     sw.add_argument("--quiet", action="store_true", help="no progress output")
 
     ov = sub.add_parser("overhead", help="where a training step's time goes (quick preset shapes, CPU)")
@@ -254,16 +255,22 @@ def _sweep(args: argparse.Namespace) -> int:
         raise ValueError(f"--budgets must be comma-separated integers, got {args.budgets!r}") from None
     if not budgets or min(budgets) < 2 or args.seeds < 1:
         raise ValueError(f"--budgets must be integers >= 2 and --seeds >= 1, got {args.budgets!r} and {args.seeds}")
-    if (args.out / "sweep.json").exists() and not args.overwrite:
+    saved = args.out / "sweep.json"
+    if args.resummarize and not saved.is_file():
+        raise ValueError(f"--resummarize: {saved} does not exist")
+    if saved.exists() and not (args.overwrite or args.resummarize):
         raise ValueError(f"{args.out} holds a sweep; pass --overwrite to replace it or choose another --out")
     set_quiet(args.quiet)
-    from iclr25.patch_train.sweep import run_sweep
+    from iclr25.patch_train.sweep import run_sweep, summarize
 
-    result = run_sweep(args.out, budgets=budgets, seeds=args.seeds)
+    if args.resummarize:
+        result = summarize(json.loads(saved.read_text()), args.out)
+    else:
+        result = run_sweep(args.out, budgets=budgets, seeds=args.seeds)
     for row in result["summary"]:
         print(f"S={row['token_steps']:5d}  D/N={row['tokens_per_param']:7.2f}  token {row['token_nll']:.4f}  "
               f"patch {row['patch_nll']:.4f}  delta {row['delta']:+.4f} +- {row['delta_sd']:.4f}")  # fmt: skip
-    print(f"crossover (tokens per parameter): {result['crossover_tokens_per_param']}")
+    print(f"crossover (tokens per parameter): {result['crossover_tokens_per_param']} ({result['crossover_direction']})")
     return 0
 
 

@@ -44,10 +44,11 @@ def _check_name(name: str, value: object) -> None:
 
 @dataclass(frozen=True)
 class Config:
-    """Quick: `iclr25-patch-train reproduce --scale quick` (3 seeds x 4 runs; ~4 min on 2 idle cores, ~19 min busy).
+    """Quick: `iclr25-patch-train reproduce --scale quick` (3 seeds x 4 runs, interleaved; 124 s of CPU, 32 min
+    of wall time on a heavily shared 2-core machine).
 
-    Expected: every gated claim holds; patch training at equal compute ends ~0.1-0.3 nats *worse* than
-    token-only at this scale (the paper's gain needs >= 180B tokens).
+    Expected: every gated claim holds; patch training at equal compute ends ~0.2 nats *worse* than token-only at
+    this budget (3.1 tokens per parameter, past the CPU sweep's crossover near 1.3).
     """
 
     seeds: int = 3

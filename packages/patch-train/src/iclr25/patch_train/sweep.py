@@ -39,12 +39,14 @@ def paper_rows() -> list[dict[str, float]]:
     return rows
 
 
-def crossover(x: list[float], delta: list[float]) -> float | None:
-    """The x (log-interpolated) where `delta` first goes from >= 0 to < 0; None if it never does."""
+def crossover(x: list[float], delta: list[float]) -> tuple[float, str] | None:
+    """Where `delta` first changes sign (log-interpolated x) and which way ("patch stops winning" when it goes
+    from < 0 to >= 0, "patch starts winning" the other way, as in the paper's Table 4); None if it never does."""
     for (x0, d0), (x1, d1) in zip(zip(x, delta, strict=True), zip(x[1:], delta[1:], strict=True), strict=False):
-        if d0 >= 0 > d1:
+        if (d0 < 0) != (d1 < 0):
             f = d0 / (d0 - d1)
-            return math.exp(math.log(x0) + f * (math.log(x1) - math.log(x0)))
+            way = "patch stops winning" if d0 < 0 else "patch starts winning"
+            return math.exp(math.log(x0) + f * (math.log(x1) - math.log(x0))), way
     return None
 
 
@@ -53,7 +55,6 @@ def run_sweep(
     device: str = "cpu",
 ) -> dict[str, Any]:  # fmt: skip
     """Train token and patch (equal compute) runs at every budget and seed; write sweep.json and sweep.png."""
-    import numpy as np
     import torch
 
     from iclr25.patch_train.baselines import comparison_plans
@@ -93,10 +94,25 @@ def run_sweep(
                     "token_train_s": done["token"]["train_s"], "patch_train_s": done["patch"]["train_s"],
                     "token_cpu_s": done["token"]["train_cpu_s"], "patch_cpu_s": done["patch"]["train_cpu_s"],
                 })  # fmt: skip
-                (out / "rows.jsonl").open("a").write(json.dumps(rows[-1]) + "\n")  # partial results as they come
+                with (out / "rows.jsonl").open("a") as f:  # partial results as they come
+                    f.write(json.dumps(rows[-1]) + "\n")
                 bar.update(1)
+    result = {
+        "config": {k: v for k, v in vars(base).items() if k != "extra"} | {"extra": dict(base.extra)},
+        "n_params": n_params, "seeds": seeds, "rows": rows, "budgets": list(budgets),
+        "wall_s": time.perf_counter() - wall0, "cpu_s": time.process_time() - cpu0,
+    }  # fmt: skip
+    return summarize(result, out)
+
+
+def summarize(result: dict[str, Any], out: str | Path) -> dict[str, Any]:
+    """Add the per-budget means, the crossover and the paper's Table 4 to a sweep's rows; write sweep.json and
+    sweep.png into `out`. (`iclr25-patch-train sweep --resummarize` redoes this from a saved sweep.json.)"""
+    import numpy as np
+
+    out, rows = Path(out), result["rows"]
     summary = []
-    for S in budgets:
+    for S in sorted({r["token_steps"] for r in rows}):
         sel = [r for r in rows if r["token_steps"] == S]
         d = [r["patch_nll"] - r["token_nll"] for r in sel]
         summary.append({
@@ -108,12 +124,9 @@ def run_sweep(
             "cpu_ratio": float(np.mean([r["patch_cpu_s"] / r["token_cpu_s"] for r in sel])),
         })  # fmt: skip
     cross = crossover([r["tokens_per_param"] for r in summary], [r["delta"] for r in summary])
-    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    result = {
-        "config": {k: v for k, v in vars(base).items() if k != "extra"} | {"extra": dict(base.extra)},
-        "n_params": n_params, "seeds": seeds, "rows": rows, "summary": summary,
-        "crossover_tokens_per_param": cross, "paper_table4": paper_rows(), "wall_s": wall, "cpu_s": cpu,
-    }  # fmt: skip
+    result = {**result, "summary": summary, "paper_table4": paper_rows(),
+              "crossover_tokens_per_param": cross[0] if cross else None,
+              "crossover_direction": cross[1] if cross else None}  # fmt: skip
     (out / "sweep.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
     _plot(result, out / "sweep.png")
     return result
