@@ -65,6 +65,6 @@ def test_full_resnet_step_and_skip(tmp_path, capsys):
     for algo, k in (("bp", 0), ("hbp", 2)):
         r = train_resnet(cfg, data, 1, algo, k, seed=0, device="cpu")
         assert 0.0 <= r["acc"] <= 1.0 and np.isfinite(r["final_loss"])
-    off = dict(fidelity=False, mlp=False, gru=False, figures=False, resnet=True)
+    off = dict(fidelity=False, mlp=False, gru=False, lm=False, figures=False, resnet=True)
     report = run(config=Config(**off), out=tmp_path / "run", overwrite=True)
     assert "skipped" in report.metrics["resnet"] and "cifar_dir" in capsys.readouterr().err

@@ -86,6 +86,7 @@ class Config:
     lm_hbp_ks: tuple[int, ...] = (2,)
     lm_fpi_ks: tuple[int, ...] = (2,)
     lm_valid_windows: int = 0  # > 0: cap on validation windows
+    lm_needs_text: bool = False  # True (full): without text_dir the part is skipped, as the ResNets without data
     # part 6: GPT-2-style Transformer with the γ trick (§5.2, Table 4, Fig. 3, Fig. 6); off in the presets, a study
     transformer: bool = False
     tf_d: int = 64
@@ -124,6 +125,7 @@ class Config:
             "gru_bptt",
             "lm",
             "lm_bptt",
+            "lm_needs_text",
             "transformer",
             "resnet",
             "figures",
@@ -206,6 +208,7 @@ PRESETS: dict[str, Config] = {
         lm_warmup=1_000,
         lm_hbp_ks=(0, 1, 2, 5, 10),
         lm_fpi_ks=(0, 5, 10),
+        lm_needs_text=True,
         seeds=2,
         mlp_depth=54,
         mlp_epochs=60,

@@ -275,7 +275,11 @@ def measure(config: Config, active: Any, seed: int = 0) -> tuple[dict[str, Any],
             throughput[f"gru_speedup_hbp_k{g}_over_bptt"] = step_ms["bptt"] / step_ms[f"hbp_k{g}"]
             gaps = [h["acc"] - b["acc"] for h, b in zip(runs[f"hbp_k{g}"], runs["bptt"], strict=True)]
             metrics["gru"][f"gap_hbp_k{g}_to_bptt"] = {"per_seed": gaps, "mean": _mean(gaps), "spread": _spread(gaps)}
-    if config.lm:
+    if config.lm and config.lm_needs_text and not config.text_dir:
+        msg = "char-level LM part skipped: pass text_dir=<folder with wiki.train.raw and wiki.valid.raw>"
+        print(msg, file=sys.stderr)
+        metrics["lm"] = {"skipped": msg}
+    elif config.lm:
         metrics["lm"] = _lm_part(config, seeds, dev, logger, throughput)
     if config.transformer:
         metrics["transformer"] = _transformer_part(config, seeds, dev, logger, throughput)
@@ -561,7 +565,7 @@ def claims(metrics: dict[str, Any], config: Config) -> list[Claim]:
                     False,
                 ),
             ]
-    for cell in config.lm_cells if "lm" in metrics else ():
+    for cell in config.lm_cells if "lm" in metrics and "skipped" not in metrics["lm"] else ():
         bpc = metrics["lm"][cell]["bpc"]
         for k in config.lm_hbp_ks:
             if f"fpi_k{k}" in bpc:
