@@ -58,6 +58,7 @@ LOADS: dict[str, list[Load]] = {
     "eci-conformal": [
         Load(("run", "--data", "{file}", "--column", "y", "--lr", "0.1", "--out", "{out}"), "pickle", name="y.csv"),
         Load(("reproduce", "--config", "{file}", "--out", "{out}"), "yaml"),
+        Load(("tables", "--data-dir", "{dir}", "--datasets", "elec2", "--out", "{out}"), "pickle", name="elec2.csv"),
     ],
     "etd-exploration": [
         Load(("eval", "{file}"), "checkpoint", name="policy.pt"),

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +14,8 @@ import torch
 from iclr25.dynamical_diffusion.config import Config
 from iclr25.dynamical_diffusion.reproduce import make_data, make_model
 from iclr25.dynamical_diffusion.training import train
-from iclr25.shared.fabric import Checkpointer, make_fabric
+from iclr25.shared.fabric import Checkpointer
+from iclr25.shared.testing import reproduce_full_preset, two_processes_equal_one
 
 TINY = Config(size=8, n_context=2, n_future=2, n_train=16, n_test=2, width=8, ch_mult=(1,), T=20, ddim_steps=2)
 
@@ -27,6 +25,7 @@ import torch
 from iclr25.dynamical_diffusion.config import Config
 from iclr25.dynamical_diffusion.reproduce import make_data, make_model
 from iclr25.dynamical_diffusion.training import train
+from iclr25.shared.testing import finish_worker
 
 
 def run(fabric, cfg, out):
@@ -36,11 +35,7 @@ def run(fabric, cfg, out):
     torch.manual_seed(0)
     model = make_model(config, 0.5).double()
     train(model, data, 3, batch_size=8, lr=1e-2, seed=0, log_every=1, fabric=fabric)
-    if fabric.global_rank == 0:
-        torch.save(torch.cat([p.detach().flatten() for p in model.net.parameters()]), out)
-    fabric.barrier()  # then close gloo before the process exits: its threads otherwise abort the exit now and then
-    if torch.distributed.is_initialized():
-        torch.distributed.destroy_process_group()
+    finish_worker(fabric, model.net, out)
 """
 
 
@@ -49,18 +44,9 @@ def _params(model: torch.nn.Module) -> torch.Tensor:
 
 
 @pytest.mark.enable_socket  # gloo talks over the loopback interface
-def test_two_processes_equal_one_with_the_whole_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "dydiff_ddp_worker.py").write_text(WORKER)
-    monkeypatch.syspath_prepend(str(tmp_path))  # spawned processes inherit sys.path
-    import dydiff_ddp_worker
-
+def test_two_processes_equal_one_with_the_whole_batch(tmp_path: Path) -> None:
     cfg = dataclasses.asdict(TINY)
-    make_fabric("cpu", devices=1, precision="64-true").launch(dydiff_ddp_worker.run, cfg, tmp_path / "one.pt")
-    two = make_fabric("cpu", devices=2, strategy="ddp_spawn", precision="64-true")
-    two.launch(dydiff_ddp_worker.run, cfg, tmp_path / "two.pt")
-    one, both = torch.load(tmp_path / "one.pt"), torch.load(tmp_path / "two.pt")
-    assert one.dtype == torch.float64
-    assert torch.allclose(one, both, atol=1e-6, rtol=0), (one - both).abs().max()
+    two_processes_equal_one(WORKER, tmp_path, cfg)
     fake = type("TwoProcesses", (), {"global_rank": 0, "world_size": 2})
     with pytest.raises(ValueError, match="multiple of the 2 processes"):
         train(make_model(TINY, 0.5), torch.zeros(4, 4, 1, 8), 1, batch_size=7, fabric=fake)
@@ -101,22 +87,13 @@ def test_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
 
 @pytest.mark.enable_socket
 def test_full_preset_starts_on_two_cpu_processes_and_checkpoints(tmp_path: Path) -> None:
-    cli = Path(sys.executable).parent / "iclr25-dynamical-diffusion"
     tiny = ["dataset=pde1d", "size=8", "n_context=2", "n_future=2", "n_train=16", "n_test=2", "width=8", "ch_mult=1",
             "T=20", "ddim_steps=2", "n_samples=2", "seeds=1", "steps=4", "batch_size=4", "checkpoint_every=2",
             "noise_ablation=false"]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK")}
-    result = subprocess.run(
-        [str(cli), "reproduce", "--scale", "full", "--device", "cpu", "--devices", "2", "--out", "run", "--quiet", *tiny],
-        capture_output=True, text=True, cwd=tmp_path, env={**env, "ICLR25_QUIET": "1"}, timeout=600,
-    )  # fmt: skip
+    result, run_dir, saved = reproduce_full_preset("dynamical-diffusion", tiny, tmp_path, "--devices", "2")
     assert result.returncode in (0, 1), result.stderr[-3000:]  # 1: a reported claim need not hold after 4 steps
-    assert json.loads((tmp_path / "run" / ".iclr25-run.json").read_text())["status"] == "complete"
-    saved = sorted(
-        p.relative_to(tmp_path / "run" / "checkpoints").as_posix() for p in (tmp_path / "run").rglob("*.ckpt")
-    )
     assert saved == [
         "seed0-dpm/step-2.ckpt", "seed0-dpm/step-4.ckpt", "seed0-dydiff/step-2.ckpt", "seed0-dydiff/step-4.ckpt",
     ]  # fmt: skip
-    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert sum("seed0/dpm/loss" in row for row in rows) == 1  # logged once, by rank 0

@@ -5,10 +5,7 @@ and the full preset (MLP, GRU, ResNet) starts with `--devices 2 --device cpu`, t
 from __future__ import annotations
 
 import json
-import os
 import pickle
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +15,8 @@ import torch
 from iclr25.highway_bp.data import load_digits_split
 from iclr25.highway_bp.models import resmlp, seeded
 from iclr25.highway_bp.train import train_classifier
-from iclr25.shared.fabric import Checkpointer, make_fabric
+from iclr25.shared.fabric import Checkpointer
+from iclr25.shared.testing import reproduce_full_preset, two_processes_equal_one
 
 WORKER = """
 import torch
@@ -26,6 +24,7 @@ import torch
 from iclr25.highway_bp.data import load_digits_split
 from iclr25.highway_bp.models import resmlp, seeded
 from iclr25.highway_bp.train import train_classifier
+from iclr25.shared.testing import finish_worker
 
 
 def run(fabric, out):
@@ -35,11 +34,7 @@ def run(fabric, out):
     model = seeded(lambda: resmlp(64, 8, 8, 4, 10), 0).double()
     train_classifier(model, data, algo="hbp", k=2, epochs=2, batch_size=8, lr=1e-2, seed=0, device="cpu",
                      clip=1.0, fabric=fabric)
-    if fabric.global_rank == 0:
-        torch.save(torch.cat([p.detach().flatten() for p in model.parameters()]), out)
-    fabric.barrier()  # then close gloo before the process exits: its threads otherwise abort the exit now and then
-    if torch.distributed.is_initialized():
-        torch.distributed.destroy_process_group()
+    finish_worker(fabric, model, out)
 """
 
 
@@ -48,19 +43,10 @@ def _params(model: torch.nn.Module) -> torch.Tensor:
 
 
 @pytest.mark.enable_socket  # gloo talks over the loopback interface
-def test_two_processes_equal_one_with_the_whole_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "highway_ddp_worker.py").write_text(WORKER)
-    monkeypatch.syspath_prepend(str(tmp_path))  # spawned processes inherit sys.path
-    import highway_ddp_worker
-
-    make_fabric("cpu", devices=1, precision="64-true").launch(highway_ddp_worker.run, tmp_path / "one.pt")
-    two = make_fabric("cpu", devices=2, strategy="ddp_spawn", precision="64-true")
-    two.launch(highway_ddp_worker.run, tmp_path / "two.pt")
-    one, both = torch.load(tmp_path / "one.pt"), torch.load(tmp_path / "two.pt")
-    assert one.dtype == torch.float64
+def test_two_processes_equal_one_with_the_whole_batch(tmp_path: Path) -> None:
+    one, _ = two_processes_equal_one(WORKER, tmp_path)
     start = _params(seeded(lambda: resmlp(64, 8, 8, 4, 10), 0).double())
     assert (one - start).abs().max() > 1e-3  # it trained
-    assert torch.allclose(one, both, atol=1e-6, rtol=0), (one - both).abs().max()
     fake = type("TwoProcesses", (), {"global_rank": 0, "world_size": 2})
     with pytest.raises(ValueError, match="multiple of the 2 processes"):
         train_classifier(resmlp(64, 8, 8, 1, 10), _digits(), algo="bp", k=0, epochs=1, batch_size=7, lr=1e-3,
@@ -109,27 +95,18 @@ def _write_cifar(root: Path, n: int = 8) -> None:
 @pytest.mark.enable_socket
 def test_full_preset_starts_on_two_cpu_processes_and_checkpoints(tmp_path: Path) -> None:
     _write_cifar(tmp_path / "cifar")
-    cli = Path(sys.executable).parent / "iclr25-highway-bp"
     tiny = ["fidelity=false", "seeds=1", "mlp_depth=2", "mlp_width=8", "mlp_hidden=8", "mlp_epochs=1", "mlp_ks=1",
             "mlp_batch=512", "gru_task=digits", "gru_hidden=4", "gru_steps=2", "gru_batch=512", "gru_warmup=0",
             "gru_hbp_ks=1", "gru_fpi_ks=1", "gate_k=1", "gru_bptt=false", "cifar_dir=cifar", "resnet_blocks=1",
             "resnet_width=4", "resnet_steps=2", "resnet_batch=4", "resnet_ks=1", "figures=false",
             "checkpoint_every=2"]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK")}
-    result = subprocess.run(
-        [str(cli), "reproduce", "--scale", "full", "--device", "cpu", "--devices", "2", "--out", "run", "--quiet", *tiny],
-        capture_output=True, text=True, cwd=tmp_path, env={**env, "ICLR25_QUIET": "1"}, timeout=600,
-    )  # fmt: skip
+    result, run_dir, saved = reproduce_full_preset("highway-bp", tiny, tmp_path, "--devices", "2")
     assert result.returncode in (0, 1), result.stderr[-3000:]  # 1: a gated claim need not hold after 2 steps
-    assert json.loads((tmp_path / "run" / ".iclr25-run.json").read_text())["status"] == "complete"
-    saved = sorted(
-        p.relative_to(tmp_path / "run" / "checkpoints").as_posix() for p in (tmp_path / "run").rglob("*.ckpt")
-    )
     assert saved == [
         "gru-fpi_k1-seed0/step-2.ckpt", "gru-hbp_k1-seed0/step-2.ckpt",
         "mlp-bp-seed0/step-2.ckpt", "mlp-bp-seed0/step-3.ckpt", "mlp-hbp_k1-seed0/step-2.ckpt",
         "mlp-hbp_k1-seed0/step-3.ckpt",
         "resnet8-bp-seed0/step-2.ckpt", "resnet8-hbp_k1-seed0/step-2.ckpt",
     ]  # fmt: skip
-    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert sum(row.get("part") == "mlp" and row.get("run") == "bp" for row in rows) == 1  # logged once, by rank 0

@@ -252,7 +252,7 @@ def _one_line(e: BaseException) -> str:
         return f"{e.strerror}: {e.filename}" if e.filename else e.strerror
     if isinstance(e, FileNotFoundError) and e.filename and e.strerror:
         return f"{e.filename} does not exist"
-    if isinstance(e, ModuleNotFoundError):
+    if isinstance(e, ModuleNotFoundError) and str(e).startswith("No module named"):  # else a message naming an extra
         return f"this command needs the optional package {e.name!r}, which is not installed (pip install {e.name})"
     text = " ".join(str(e).split())
     return text or type(e).__name__

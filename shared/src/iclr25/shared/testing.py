@@ -15,10 +15,13 @@ DISTRIBUTED_ENV = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK", "MASTER_ADDR
 
 
 def finish_worker(fabric: Any, result: Any, out: Path) -> None:
-    """The end of a worker `run(fabric, ..., out)`: rank 0 saves `result` (a tensor) to `out`, then every process
-    waits for the others and closes gloo before it exits (its threads otherwise abort the exit now and then)."""
+    """The end of a worker `run(fabric, ..., out)`: rank 0 saves `result` (a tensor, or a module's parameters
+    flattened into one) to `out`, then every process waits for the others and closes gloo before it exits (its
+    threads otherwise abort the exit now and then)."""
     import torch
 
+    if isinstance(result, torch.nn.Module):
+        result = torch.cat([p.detach().flatten() for p in result.parameters()])
     if fabric.global_rank == 0:
         torch.save(result, out)
     fabric.barrier()
@@ -26,10 +29,11 @@ def finish_worker(fabric: Any, result: Any, out: Path) -> None:
         torch.distributed.destroy_process_group()
 
 
-def one_and_two_processes(worker: str, folder: Path, *args: Any) -> tuple[Any, Any]:
+def two_processes_equal_one(worker: str, folder: Path, *args: Any, atol: float = 1e-6) -> tuple[Any, Any]:
     """Run `run(fabric, *args, out)` from the module source `worker` in one process and in two (ddp_spawn, gloo,
-    float64 precision) and return what rank 0 saved in each. `args` must be picklable (dicts, not frozen
-    dataclasses: Fabric's launch refuses those). Tests using it need `@pytest.mark.enable_socket`."""
+    float64 precision), check that what rank 0 saved is float64 and equal within `atol`, and return both. `args`
+    must be picklable (dicts, not frozen dataclasses: Fabric's launch refuses those). Tests using it need
+    `@pytest.mark.enable_socket`."""
     import torch
 
     from iclr25.shared.fabric import make_fabric
@@ -45,7 +49,10 @@ def one_and_two_processes(worker: str, folder: Path, *args: Any) -> tuple[Any, A
     finally:
         sys.path.remove(str(folder))
         sys.modules.pop(name, None)
-    return torch.load(folder / "one.pt"), torch.load(folder / "two.pt")
+    one, two = torch.load(folder / "one.pt"), torch.load(folder / "two.pt")
+    if one.dtype != torch.float64 or not torch.allclose(one, two, atol=atol, rtol=0):
+        raise AssertionError(f"two processes differ from one: max |diff| {(one - two).abs().max():.3g} ({one.dtype})")
+    return one, two
 
 
 def reproduce_full_preset(

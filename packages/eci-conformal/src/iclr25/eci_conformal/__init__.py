@@ -3,8 +3,8 @@
 Online conformal intervals for time series whose threshold update quantifies past error with a smooth feedback term.
 Public names are exported lazily: importing this package imports neither numpy nor torch.
 Modules: `methods` (ECI), `baselines`, `intervals` (registry + interval wrapper), `metrics`, `data`,
-`forecast` (AR/Theta forecasters, Theta scorecaster), `tables` (the paper's real-data tables),
-`reference` (slow loop forms), `reproduce`, `cli`.
+`forecast` (AR/Theta forecasters, Theta scorecaster), `reference` (slow loop forms); the harness: `reproduce`,
+`tables` (the paper's real-data tables, `iclr25-eci-conformal tables`), `cli`.
 """
 
 from __future__ import annotations
@@ -45,6 +45,5 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.eci_conformal.methods import eci_cutoff
     from iclr25.eci_conformal.methods import eci_integral
     from iclr25.eci_conformal.methods import run_online
-    from iclr25.eci_conformal.tables import run_tables
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")
