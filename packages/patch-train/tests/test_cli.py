@@ -127,6 +127,7 @@ def test_train_then_eval(tmp_path, capsys):
         (["sweep", "--out", "s", "--budgets", "1,4"], "--budgets must be integers >= 2"),
         (["sweep", "--out", "s", "--seeds", "0"], "--seeds >= 1"),
         (["overhead", "--out", "o", "--steps", "2"], "--steps must be >= 5"),
+        (["sweep", "--out", "no/such/sweep", "--resummarize"], "sweep.json does not exist"),
     ],
 )
 def test_new_verbs_refuse_bad_input(argv, message, capsys):
