@@ -4,8 +4,8 @@ Train an LLM first on patches of K averaged token embeddings with a next-patch l
 Public names are exported lazily: importing this package does not import torch.
 Modules: `config` (presets, validated), `patch` (Eqs. 1-2, cost, models), `plan` (two-stage schedule), `reference` (loop forms),
 `baselines` (the compared runs), `data`, `evaluate`, `llama` (plain-torch LLaMA), `stage` (the plain stage loop, its
-optimizer and in-run probe), `lit` + `train` (Lightning stages, two-stage runs), `sweep` (data-size sweep),
-`estimate` (scale-out plan), `reproduce`, `cli`.
+optimizer and in-run probe), `lit` + `train` (Lightning stages, two-stage runs), `estimate` (scale-out plan); the harness: `reproduce`,
+`sweep` (the data-size sweep, `iclr25-patch-train sweep`), `cli`.
 """
 
 from __future__ import annotations
@@ -59,7 +59,6 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.patch_train.plan import plan_two_stage
     from iclr25.patch_train.reproduce import run
     from iclr25.patch_train.stage import StageProbe
-    from iclr25.patch_train.sweep import run_sweep
     from iclr25.patch_train.train import OptimConfig
     from iclr25.patch_train.train import TwoStageLoop
     from iclr25.patch_train.train import train_stage
