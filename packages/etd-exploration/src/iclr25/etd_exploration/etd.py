@@ -10,8 +10,11 @@ The method of the paper in plain torch/numpy:
 - `contrastive_loss`: symmetric InfoNCE (row and column cross-entropies, halved) with an optional logsumexp penalty.
 - `truncated_geometric_offsets` / `sample_future_indices`: positives drawn from the discounted future *inside the
   anchor's episode*, ``P(Delta=k) ∝ gamma^(k-1)`` on ``k = 1..R``.
-- `ETDReward`: the episodic memory of g-features and the intrinsic reward
-  ``b_t = min_{k <= t} d(phi(s_k), phi(s_{t+1}))`` (Eq. ETD-reward), with `RewardNormalizer` (EMA, momentum 0.9).
+- `ETDReward`: the episodic memory (a preallocated per-env buffer of observations, g-features and codes) and the
+  intrinsic reward ``b_t = min_{k <= t} d(phi(s_k), phi(s_{t+1}))`` (Eq. ETD-reward) as one masked min per step,
+  with `RewardNormalizer` (EMA, momentum 0.9).
+- `mrn_pairwise`: the all-pairs energy of training, its max part in chunks with a scatter backward (no B x B x D/2
+  tensor); anchors and positives go through the critic in one pass.
 
 Equation labels follow the spec of this package (the paper body's numbering could not be read); the official code
 (Jackory/ETD, `src/algo/intrinsic_rewards/tdd.py`) was used to resolve details. Deliberate differences from the
