@@ -45,7 +45,10 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.etd_exploration.etd import sample_future_indices
     from iclr25.etd_exploration.etd import truncated_geometric_offsets
     from iclr25.etd_exploration.maze import run_maze
+    from iclr25.etd_exploration.ppo import ActorCritic
+    from iclr25.etd_exploration.ppo import AdvantageNormalizer
     from iclr25.etd_exploration.ppo import evaluate_policy
+    from iclr25.etd_exploration.ppo import make_policy
     from iclr25.etd_exploration.ppo import train
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")
