@@ -45,6 +45,7 @@ def test_table_layout_from_results_and_studies(tmp_path):
     )
     assert "| mLSTM | not built / 0.087" in text
     assert "seeds 0.200, 0.400; 1L d32 (mod_arith)" in text
+    assert "seeds 0.750; 1L d32, batch 64, 1000 steps (reproduce --scale quick)" in text
     assert [line.split("|")[1].strip() for line in lines[2:9]] == [
         "Transformer",
         "mLSTM",

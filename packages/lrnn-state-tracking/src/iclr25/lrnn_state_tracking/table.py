@@ -63,23 +63,27 @@ def collect(paths: list[str | Path]) -> dict[tuple[str, str], Cell]:
         if "cells" in data:  # a study.json
             for c in data["cells"]:
                 if c.get("metric", "scaled_accuracy") == "scaled_accuracy" and c.get("task") in dict(TASK_COLUMNS):
+                    cfg = c.get("config") or {}
+                    setting = (
+                        f"{cfg['n_layers']}L d{cfg['d_model']}, batch {cfg['batch_size']}, {cfg['steps']} steps"
+                        if {"n_layers", "d_model", "batch_size", "steps"} <= set(cfg)
+                        else str(data.get("setting", ""))
+                    )
                     cells[(c["task"], _key(c["model"], c["eig_range"]))] = {
                         "values": [float(v) for v in c["values"]],
-                        "setting": str(data.get("setting", "")),
+                        "setting": setting,
                         "source": data.get("study", path.parent.name),
                     }
         elif "metrics" in data:  # a reproduce results.json
             grid = data["metrics"].get("table3_scaled_accuracy", {})
             cfg = data.get("config", {})
-            setting = (
-                f"{cfg.get('grid_layers', '?')}L d{cfg.get('grid_d_model', '?')}, batch {cfg.get('grid_batch', '?')}, "
-                f"{cfg.get('grid_steps_parity', '?')} parity / {cfg.get('grid_steps_mod', '?')} mod steps"
-            )
+            size = f"{cfg.get('grid_layers', '?')}L d{cfg.get('grid_d_model', '?')}, batch {cfg.get('grid_batch', '?')}"
             for task, row in grid.items():
+                steps = cfg.get("grid_steps_parity" if task == "parity" else "grid_steps_mod", "?")
                 for key, values in row.items():
                     cells[(task, key)] = {
                         "values": [float(v) for v in values],
-                        "setting": setting,
+                        "setting": f"{size}, {steps} steps",
                         "source": f"reproduce --scale {data.get('scale', '?')}",
                     }
         else:
