@@ -96,8 +96,8 @@ PRESETS: dict[str, Config] = {
     # Paired benchmark: the quick setting on 10 seeds (0-9; seeds 0-4 repeat quick and the ablation run digit for
     # digit) with DPM, DyDiff r = 0.5, DyDiff r = 0.1 and DyDiff r = 0.5 with independent noise, every variant
     # compared with DPM seed by seed (exact sign-flip test, Holm over the three); no clipped sampling.
-    # `iclr25-dynamical-diffusion reproduce --scale bench`: ~40 CPU-min (40 models x 2,000 steps at ~27 ms per
-    # step, plus sampling); ~20 min on 2 idle cores.
+    # `iclr25-dynamical-diffusion reproduce --scale bench`: ~45 CPU-min (40 models at ~70 CPU-s each, measured on
+    # seeds 5-9 of quick); ~25 min on 2 idle cores. Not run here (see the README).
     "bench": Config(seeds=10, ablation_ratios=(0.1,), noise_ablation=True, clip_ablation=None, workers=2),
     # Full (one GPU): a Turbulence-like 2-D setting, 4 -> 11 frames at 64x64, the official optimiser (AdamW 1e-4,
     # batch 16) and sampler (DDIM 50, 8 members); a 64-wide UNet with mult (1, 2, 4, 4).
