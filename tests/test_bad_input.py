@@ -33,9 +33,18 @@ SPECIFIC: dict[str, list[tuple[list[str], str]]] = {
         (["train", "--tokenizer", "afile", "--out", "t"], "afile"),
         (["train", "--lr", "-1"], "lr"),
         (["train", "--out", "."], "current folder"),
+        (["sweep", "--seeds", "0", "--out", "t"], "seeds"),
     ],
-    "highway-bp": [(["reproduce", "mlp_lr=nan"], "mlp_lr"), (["train", "--lr", "nan", "--out", "t"], "lr")],
-    "sa-gfn": [(["reproduce", "eps=nan"], "eps"), (["train", "--R0", "nan", "--out", "t"], "R0")],
+    "highway-bp": [
+        (["reproduce", "mlp_lr=nan"], "mlp_lr"),
+        (["train", "--lr", "nan", "--out", "t"], "lr"),
+        (["speed", "--lengths", "0", "--out", "t"], "lengths"),
+    ],
+    "sa-gfn": [
+        (["reproduce", "eps=nan"], "eps"),
+        (["train", "--R0", "nan", "--out", "t"], "R0"),
+        (["bench", "--iters", "0", "--out", "t"], "iters"),
+    ],
     "lrnn-state-tracking": [
         (["eval", "--ckpt", "afile"], "afile"),
         (["train", "--out", "t", "lr=nan"], "lr"),
@@ -43,10 +52,14 @@ SPECIFIC: dict[str, list[tuple[list[str], str]]] = {
     ],
     "dist-loss": [(["train", "--lr", "nan", "--out", "t"], "lr")],
     "dynamical-diffusion": [
+        (["paired", "--runs", "nosuchdir", "--out", "t"], "nosuchdir"),
         (["train", "steps=0"], "steps"),
         (["sample", "--checkpoint", "x.pt", "--out", "t", "--clip-x0", "nan"], "clip"),
     ],
-    "eci-conformal": [(["run", "--data", "ragged.csv", "--column", "y", "--lr", "0.1"], "ragged.csv")],
+    "eci-conformal": [
+        (["run", "--data", "ragged.csv", "--column", "y", "--lr", "0.1"], "ragged.csv"),
+        (["tables", "--datasets", "nosuch", "--out", "t"], "nosuch"),
+    ],
 }
 
 
