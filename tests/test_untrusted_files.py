@@ -53,6 +53,7 @@ LOADS: dict[str, list[Load]] = {
     ],
     "dynamical-diffusion": [
         Load(("sample", "--checkpoint", "{file}", "--out", "{out}"), "checkpoint"),
+        Load(("eval-turbulence", "--checkpoint", "{file}", "--data", "{file}"), "checkpoint"),
         Load(("eval", "--run", "{dir}", "--n-context", "1"), "npy", name="samples.npy", also=("truth.npy",)),
     ],
     "eci-conformal": [
@@ -81,6 +82,7 @@ LOADS: dict[str, list[Load]] = {
         ),
     ],
     "lrnn-state-tracking": [
+        Load(("official-config", "{file}"), "yaml"),
         Load(("eval", "--ckpt", "{file}"), "checkpoint"),
         Load(("eval", "--ckpt", "{file}"), "pickle", name="model.pt"),
     ],
