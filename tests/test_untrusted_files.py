@@ -83,6 +83,8 @@ LOADS: dict[str, list[Load]] = {
     ],
     "lrnn-state-tracking": [
         Load(("official-config", "{file}"), "yaml"),
+        Load(("ppl", "--ckpt", "{file}", "--data", "{file}"), "checkpoint"),
+        Load(("train-lm", "--data", "{file}", "--out", "{out}"), "pickle", name="corpus.jsonl"),
         Load(("eval", "--ckpt", "{file}"), "checkpoint"),
         Load(("eval", "--ckpt", "{file}"), "pickle", name="model.pt"),
     ],
