@@ -15,7 +15,7 @@ from iclr25.dynamical_diffusion.config import Config
 from iclr25.dynamical_diffusion.reproduce import make_data, make_model
 from iclr25.dynamical_diffusion.training import train
 from iclr25.shared.fabric import Checkpointer
-from iclr25.shared.testing import reproduce_full_preset, two_processes_equal_one
+from iclr25.shared.testing import flat_parameters, reproduce_full_preset, two_processes_equal_one
 
 TINY = Config(size=8, n_context=2, n_future=2, n_train=16, n_test=2, width=8, ch_mult=(1,), T=20, ddim_steps=2)
 
@@ -37,10 +37,6 @@ def run(fabric, cfg, out):
     train(model, data, 3, batch_size=8, lr=1e-2, seed=0, log_every=1, fabric=fabric)
     finish_worker(fabric, model.net, out)
 """
-
-
-def _params(model: torch.nn.Module) -> torch.Tensor:
-    return torch.cat([p.detach().flatten() for p in model.parameters()])
 
 
 @pytest.mark.enable_socket  # gloo talks over the loopback interface
@@ -77,12 +73,12 @@ def test_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
         _train(tmp_path / "b", log_every=1, logger=_Interrupt(7))
     assert [p.name for p in Checkpointer(tmp_path / "b", every=4).checkpoints()] == ["step-4.ckpt"]
     resumed, resumed_stats = _train(tmp_path / "b", log_every=1, resume="auto")
-    assert torch.equal(_params(straight.net), _params(resumed.net))
+    assert torch.equal(flat_parameters(straight.net), flat_parameters(resumed.net))
     assert resumed_stats.losses == straight_stats.losses  # the loss curve continues where it stopped
     assert (straight_stats.steps, resumed_stats.steps) == (10, 6)
     assert [p.name for p in Checkpointer(tmp_path / "a", every=4).checkpoints()] == ["step-8.ckpt", "step-10.ckpt"]
     done, _ = _train(tmp_path / "a", log_every=1, resume="auto")  # resuming a finished run trains nothing
-    assert torch.equal(_params(straight.net), _params(done.net))
+    assert torch.equal(flat_parameters(straight.net), flat_parameters(done.net))
 
 
 @pytest.mark.enable_socket

@@ -16,7 +16,7 @@ from iclr25.highway_bp.data import load_digits_split
 from iclr25.highway_bp.models import resmlp, seeded
 from iclr25.highway_bp.train import train_classifier
 from iclr25.shared.fabric import Checkpointer
-from iclr25.shared.testing import reproduce_full_preset, two_processes_equal_one
+from iclr25.shared.testing import flat_parameters, reproduce_full_preset, two_processes_equal_one
 
 WORKER = """
 import torch
@@ -38,14 +38,10 @@ def run(fabric, out):
 """
 
 
-def _params(model: torch.nn.Module) -> torch.Tensor:
-    return torch.cat([p.detach().flatten() for p in model.parameters()])
-
-
 @pytest.mark.enable_socket  # gloo talks over the loopback interface
 def test_two_processes_equal_one_with_the_whole_batch(tmp_path: Path) -> None:
     one, _ = two_processes_equal_one(WORKER, tmp_path)
-    start = _params(seeded(lambda: resmlp(64, 8, 8, 4, 10), 0).double())
+    start = flat_parameters(seeded(lambda: resmlp(64, 8, 8, 4, 10), 0).double())
     assert (one - start).abs().max() > 1e-3  # it trained
     fake = type("TwoProcesses", (), {"global_rank": 0, "world_size": 2})
     with pytest.raises(ValueError, match="multiple of the 2 processes"):
@@ -79,7 +75,7 @@ def test_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
         _train(tmp_path / "b", log=_stop_after_first_epoch)
     assert [p.name for p in Checkpointer(tmp_path / "b", every=4).checkpoints()] == ["step-4.ckpt"]
     resumed, resumed_res = _train(tmp_path / "b", resume="auto")
-    assert torch.equal(_params(straight), _params(resumed))
+    assert torch.equal(flat_parameters(straight), flat_parameters(resumed))
     assert resumed_res.train_loss == straight_res.train_loss and resumed_res.steps == straight_res.steps == 10
     assert [p.name for p in Checkpointer(tmp_path / "a", every=4).checkpoints()] == ["step-8.ckpt", "step-10.ckpt"]
 

@@ -13,7 +13,7 @@ import torch
 from iclr25.lrnn_state_tracking.config import TrainConfig
 from iclr25.lrnn_state_tracking.training import train
 from iclr25.shared.fabric import Checkpointer
-from iclr25.shared.testing import reproduce_full_preset, two_processes_equal_one
+from iclr25.shared.testing import flat_parameters, reproduce_full_preset, two_processes_equal_one
 
 TINY = TrainConfig(task="parity", model="deltanet", d_model=16, n_layers=1, n_heads=2, steps=4, batch_size=8, warmup=1)
 
@@ -29,10 +29,6 @@ def run(fabric, cfg, out):
     result = train(TrainConfig(**cfg), "cpu", fabric=fabric)  # a dict: Fabric's launch refuses frozen dataclasses
     finish_worker(fabric, result.model, out)
 """
-
-
-def _params(model: torch.nn.Module) -> torch.Tensor:
-    return torch.cat([p.detach().flatten() for p in model.parameters()])
 
 
 @pytest.mark.enable_socket  # gloo talks over the loopback interface
@@ -61,7 +57,7 @@ def test_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
         train(cfg, "cpu", log_every=1, logger=_Interrupt(7), checkpointer=Checkpointer(tmp_path / "b", every=4))
     assert [p.name for p in Checkpointer(tmp_path / "b", every=4).checkpoints()] == ["step-4.ckpt"]
     resumed = train(cfg, "cpu", checkpointer=Checkpointer(tmp_path / "b", every=4), resume="auto")
-    assert torch.equal(_params(straight.model), _params(resumed.model))
+    assert torch.equal(flat_parameters(straight.model), flat_parameters(resumed.model))
     assert [p.name for p in Checkpointer(tmp_path / "a", every=4).checkpoints()] == ["step-8.ckpt", "step-10.ckpt"]
 
 

@@ -14,6 +14,13 @@ from typing import Any
 DISTRIBUTED_ENV = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT")
 
 
+def flat_parameters(module: Any) -> Any:
+    """Every parameter of a torch module, detached and flattened into one vector (to compare two trainings)."""
+    import torch
+
+    return torch.cat([p.detach().flatten() for p in module.parameters()])
+
+
 def finish_worker(fabric: Any, result: Any, out: Path) -> None:
     """The end of a worker `run(fabric, ..., out)`: rank 0 saves `result` (a tensor, or a module's parameters
     flattened into one) to `out`, then every process waits for the others and closes gloo before it exits (its
@@ -21,7 +28,7 @@ def finish_worker(fabric: Any, result: Any, out: Path) -> None:
     import torch
 
     if isinstance(result, torch.nn.Module):
-        result = torch.cat([p.detach().flatten() for p in result.parameters()])
+        result = flat_parameters(result)
     if fabric.global_rank == 0:
         torch.save(result, out)
     fabric.barrier()
