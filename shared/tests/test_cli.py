@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import textwrap
@@ -306,3 +307,25 @@ def test_package_main_dispatches_verbs_and_applies_quiet(
     assert main(["hello", "--quiet"]) == 0 and calls == [("hello", True)]
     assert main(["hello", "--seed", "3"]) == 2
     assert capsys.readouterr().err == "iclr25-demo: error: bad value for hello\n"
+
+
+@pytest.mark.parametrize(
+    ("recorded", "expected"),
+    [
+        ({"runtime_s": 700.0, "cpu_s": 100.0}, 100.0),  # one thread on a busy machine: its CPU time
+        ({"runtime_s": 100.0, "cpu_s": 190.0}, 100.0),  # two threads on an idle machine: its wall time
+        ({"runtime_s": 50.0}, 50.0),
+        ({"runtime_s": 0.0, "cpu_s": True}, None),
+    ],
+)
+def test_all_estimates_a_paper_from_its_recorded_run(
+    fake_paper: Paper,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    recorded: dict[str, float],
+    expected: float | None,
+) -> None:
+    (tmp_path / "results" / "quick").mkdir(parents=True)
+    (tmp_path / "results" / "quick" / "results.json").write_text(json.dumps(recorded))
+    monkeypatch.setattr(cli, "package_root", lambda paper: tmp_path)
+    assert cli._recorded_runtime(fake_paper, "quick") == expected

@@ -407,7 +407,11 @@ def _cmd_info(paper: Paper) -> int:
 
 
 def _recorded_runtime(paper: Paper, scale: str) -> float | None:
-    """The wall time of the package's committed `results/<scale>` run, when installed from a source checkout."""
+    """The expected wall time of the package's committed `results/<scale>` run (from a source checkout).
+
+    The smaller of its wall and CPU time: a run recorded on a busy machine has a wall time inflated by the load,
+    but its CPU time is not; a multi-threaded run's CPU time exceeds its wall time.
+    """
     import json
 
     root = package_root(paper)
@@ -415,8 +419,9 @@ def _recorded_runtime(paper: Paper, scale: str) -> float | None:
         data = json.loads((root / "results" / scale / "results.json").read_text()) if root else None
     except (OSError, ValueError):
         return None
-    runtime = data.get("runtime_s") if isinstance(data, dict) else None
-    return float(runtime) if isinstance(runtime, int | float) and runtime > 0 else None
+    times = [data.get(key) for key in ("runtime_s", "cpu_s")] if isinstance(data, dict) else []
+    times = [float(t) for t in times if isinstance(t, int | float) and not isinstance(t, bool) and t > 0]
+    return min(times) if times else None
 
 
 def _minutes(seconds: float) -> str:
