@@ -6,6 +6,7 @@ import io
 import json
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -261,6 +262,9 @@ def test_progress_lines_in_logs_and_silence_when_quiet(monkeypatch: pytest.Monke
         (validate.check_one_of, ("mode", "x", ("a", "b")), "mode must be one of a, b"),
         (validate.check_finite, ("eps", "0.1"), "eps must be a number"),
         (validate.check_nonempty, ("seeds", ()), "seeds must not be empty"),
+        (validate.check_bool, ("figures", 1), "figures must be true or false, got 1"),
+        (validate.check_text, ("data_dir", None, "a folder path"), "data_dir must be a folder path, got None"),
+        (partial(validate.check_text, nonempty=True), ("corpus", " ", "a name"), "corpus must be a name, got ' '"),
     ],
 )
 def test_validators_reject_bad_values(check, args, message) -> None:
@@ -272,6 +276,10 @@ def test_validators_accept_good_values() -> None:
     assert validate.check_positive("lr", 0.5) == 0.5
     assert validate.check_int_at_least("steps", 3) == 3
     assert validate.check_probability("alpha", 0.0, closed=True) == 0.0
+    assert validate.check_bool("figures", False) is False
+    assert (
+        validate.check_text("data_dir", "") == "" and validate.check_text("corpus", "c.txt", nonempty=True) == "c.txt"
+    )
     validate.check_each("lrs", (0.1, 1.0), validate.check_positive)
     with pytest.raises(ValueError, match=r"lrs\[1\] must be > 0"):
         validate.check_each("lrs", (0.1, 0.0), validate.check_positive)

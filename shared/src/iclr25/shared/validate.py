@@ -94,3 +94,17 @@ def check_nonempty(name: str, values: Any) -> Any:
     if len(values) == 0:
         raise ValueError(f"{name} must not be empty")
     return values
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """`value` is True or False (not 0/1 or a string)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    return value
+
+
+def check_text(name: str, value: Any, what: str = "text", *, nonempty: bool = False) -> str:
+    """`value` is a string (a path, a name; `nonempty`: not blank); the error says it must be `what`."""
+    if not isinstance(value, str) or (nonempty and not value.strip()):
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return value

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from iclr25.dist_loss.names import HEAD_INITS, METHODS
 from iclr25.shared.validate import (
+    check_bool,
     check_each,
     check_finite,
     check_int_at_least,
@@ -15,19 +16,10 @@ from iclr25.shared.validate import (
     check_nonnegative,
     check_one_of,
     check_positive,
+    check_text,
 )
 
 GATE_METHODS = ("l1", "dist")
-
-
-def _check_bool(name: str, value: object) -> None:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be true or false, got {value!r}")
-
-
-def _check_text(name: str, value: object) -> None:
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be text (a path or empty), got {value!r}")
 
 
 def _check_user_data(config: Config | TrainConfig) -> None:
@@ -37,7 +29,7 @@ def _check_user_data(config: Config | TrainConfig) -> None:
     if config.max_label <= config.min_label:
         raise ValueError(f"max_label must be > min_label, got {config.max_label} <= {config.min_label}")
     check_positive("step", config.step)
-    _check_text("target", config.target)
+    check_text("target", config.target, "a column name")
     for name in ("val_fraction", "test_fraction"):
         value = getattr(config, name)
         check_finite(name, value)
@@ -47,7 +39,7 @@ def _check_user_data(config: Config | TrainConfig) -> None:
     check_finite("many_shot", config.many_shot)
     if config.many_shot < config.few_shot:
         raise ValueError(f"many_shot must be >= few_shot, got {config.many_shot} < {config.few_shot}")
-    _check_bool("scale_shots", config.scale_shots)
+    check_bool("scale_shots", config.scale_shots)
 
 
 @dataclass(frozen=True)
@@ -131,13 +123,13 @@ class Config:
             raise ValueError(f"methods must include {', '.join(GATE_METHODS)} (the gated claims compare them)")
         check_one_of("rrt_head_init", self.rrt_head_init, HEAD_INITS)
         for name in ("compare_default_init", "end_to_end", "figures"):
-            _check_bool(name, getattr(self, name))
+            check_bool(name, getattr(self, name))
         check_nonempty("bench_batches", self.bench_batches)
         check_each("bench_batches", self.bench_batches, check_int_at_least, 2)
         check_int_at_least("bench_repeats", self.bench_repeats, 1)
         check_int_at_least("threads", self.threads, 0)
-        _check_text("data_dir", self.data_dir)
-        _check_text("meta_csv", self.meta_csv)
+        check_text("data_dir", self.data_dir, "text (a path or empty)")
+        check_text("meta_csv", self.meta_csv, "text (a path or empty)")
         check_int_at_least("image_size", self.image_size, 8)
         check_nonempty("resnet_layers", self.resnet_layers)
         check_each("resnet_layers", self.resnet_layers, check_int_at_least, 1)
@@ -145,7 +137,7 @@ class Config:
         check_int_at_least("num_workers", self.num_workers, 0)
         check_int_at_least("checkpoint_every", self.checkpoint_every, 0)
         for name in ("data_file", "labels_file"):
-            _check_text(name, getattr(self, name))
+            check_text(name, getattr(self, name), "text (a path or empty)")
         if self.data_file and self.data_dir:
             raise ValueError("give data_file (a table or ECG signals) or data_dir (DIR images), not both")
         if self.labels_file and not self.data_file:

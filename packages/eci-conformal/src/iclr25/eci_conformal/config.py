@@ -12,6 +12,7 @@ from iclr25.shared.validate import (
     check_one_of,
     check_positive,
     check_probability,
+    check_text,
 )
 
 SETTINGS: tuple[str, ...] = ("changepoint", "drift", "hetero")  # the generated settings (data.make_regression)
@@ -77,8 +78,7 @@ class Config:
         check_one_of("sf_ogd_normaliser", self.sf_ogd_normaliser, ("true", "official"))
         check_each("c_values", self.c_values, check_positive)
         check_each("forecasters", self.forecasters, check_one_of, ("ar", "theta", "prophet"))
-        if not isinstance(self.data_dir, str):
-            raise ValueError(f"data_dir must be a folder path (text), got {self.data_dir!r}")
+        check_text("data_dir", self.data_dir, "a folder path (text)")
 
 
 PRESETS: dict[str, Config] = {

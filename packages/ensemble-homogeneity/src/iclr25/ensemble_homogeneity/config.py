@@ -16,6 +16,7 @@ from iclr25.shared.validate import (
     check_one_of,
     check_positive,
     check_probability,
+    check_text,
 )
 
 DATASETS = ("digits", "synthetic", "wine", "breast_cancer", "cifar10", "cifar100", "tinyimagenet", "image")
@@ -111,8 +112,7 @@ class Config:
             raise ValueError("control_members must be 0 (skip) or >= 2")
         check_one_of("wider_baseline", self.wider_baseline, (True, False))
         check_int_at_least("mc_subsets", self.mc_subsets, 0)
-        if not isinstance(self.data_dir, str):
-            raise ValueError(f"data_dir must be a folder path (text), got {self.data_dir!r}")
+        check_text("data_dir", self.data_dir, "a folder path (text)")
         check_int_at_least("image_train", self.image_train, 100)
         check_int_at_least("threads", self.threads, 1)
         check_one_of("figures", self.figures, (True, False))

@@ -10,6 +10,7 @@ from iclr25.shared.validate import (
     check_nonnegative,
     check_one_of,
     check_positive,
+    check_text,
 )
 
 SECTIONS: tuple[str, ...] = ("rectangular", "digits", "mislabel", "images")
@@ -102,8 +103,7 @@ class Config:
             raise ValueError(f"n_flipped must be at most half of digits_pool, got {self.n_flipped}")
         check_int_at_least("realistic_seed_offset", self.realistic_seed_offset, 1)
         check_one_of("image_dataset", self.image_dataset, IMAGE_DATASETS)
-        if not isinstance(self.data_dir, str):
-            raise ValueError(f"data_dir must be a folder path (text), got {self.data_dir!r}")
+        check_text("data_dir", self.data_dir, "a folder path (text)")
         check_int_at_least("image_train_size", self.image_train_size, 0)
         check_int_at_least("image_size", self.image_size, 4)
         check_int_at_least("image_seeds", self.image_seeds, 1)

@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from iclr25.shared.validate import (
+    check_bool,
     check_each,
     check_int_at_least,
     check_nonempty,
     check_nonnegative,
     check_one_of,
     check_positive,
+    check_text,
 )
 
 GRU_TASKS = ("digits", "cifar")
@@ -20,16 +22,6 @@ GRU_SCHEDULES = ("constant", "cosine")
 MODELS = ("resmlp", "gru", "lstm")
 LM_CELLS = ("gru", "lstm")
 BACKWARDS = ("bp", "hbp", "fpi")
-
-
-def _check_bool(name: str, value: object) -> None:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be true or false, got {value!r}")
-
-
-def _check_text(name: str, value: object) -> None:
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be text (a folder path or empty), got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -130,13 +122,13 @@ class Config:
             "resnet",
             "figures",
         ):
-            _check_bool(name, getattr(self, name))
+            check_bool(name, getattr(self, name))
         for name in ("seeds", "threads", "fidelity_batch", "mlp_depth", "mlp_width", "mlp_hidden", "mlp_epochs"):
             check_int_at_least(name, getattr(self, name), 1)
         check_int_at_least("mlp_batch", self.mlp_batch, 1)
         check_positive("mlp_lr", self.mlp_lr)
         check_one_of("gru_task", self.gru_task, GRU_TASKS)
-        _check_text("data_dir", self.data_dir)
+        check_text("data_dir", self.data_dir, "text (a folder path or empty)")
         for name in ("gru_hidden", "gru_epochs", "gru_batch"):
             check_int_at_least(name, getattr(self, name), 1)
         check_int_at_least("gru_steps", self.gru_steps, 0)
@@ -146,7 +138,7 @@ class Config:
         for name in ("mlp_ks", "gru_hbp_ks", "gru_fpi_ks", "resnet_ks"):
             check_each(name, getattr(self, name), check_int_at_least, 0)  # k = 0 is Highway-BP's first iterate
         check_int_at_least("gate_k", self.gate_k, 0)
-        _check_text("text_dir", self.text_dir)
+        check_text("text_dir", self.text_dir, "text (a folder path or empty)")
         check_nonempty("lm_cells", self.lm_cells)
         check_each("lm_cells", self.lm_cells, check_one_of, LM_CELLS)
         for name in ("lm_hidden", "lm_length", "lm_batch", "lm_steps"):
@@ -166,7 +158,7 @@ class Config:
         if self.tf_d % self.tf_heads:
             raise ValueError(f"tf_d={self.tf_d} must be a multiple of tf_heads={self.tf_heads}")
         check_each("tf_cosine_ks", self.tf_cosine_ks, check_int_at_least, 0)
-        _check_text("cifar_dir", self.cifar_dir)
+        check_text("cifar_dir", self.cifar_dir, "text (a folder path or empty)")
         check_nonempty("resnet_blocks", self.resnet_blocks)
         check_each("resnet_blocks", self.resnet_blocks, check_int_at_least, 1)
         for name in ("resnet_width", "resnet_epochs", "resnet_batch"):

@@ -12,6 +12,7 @@ from iclr25.shared.validate import (
     check_one_of,
     check_positive,
     check_probability,
+    check_text,
 )
 
 MODELS: tuple[str, ...] = ("ridge", "mlp")
@@ -103,8 +104,7 @@ class Config:
         check_nonnegative("mlp_weight_decay", self.mlp_weight_decay)
         check_one_of("star_metric", self.star_metric, STAR_METRICS)
         check_one_of("figures", self.figures, (True, False))
-        if not isinstance(self.data_dir, str):
-            raise ValueError(f"data_dir must be a folder path (text), got {self.data_dir!r}")
+        check_text("data_dir", self.data_dir, "a folder path (text)")
         check_each("splits", self.splits, check_one_of, ("split_60", "split_90"))
         check_int_at_least("full_epochs", self.full_epochs, 1)
         check_int_at_least("full_batch", self.full_batch, 1)
