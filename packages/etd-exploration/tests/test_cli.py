@@ -25,7 +25,7 @@ from iclr25.etd_exploration.cli import main
         (["reproduce", "maze_lr=nan"], "maze_lr must be a finite number"),
         (["reproduce", "ppo_seeds=0"], "ppo_seeds must be an integer >= 1"),
         (["reproduce", "maze_data_steps=10"], "maze_data_steps must be an integer >= 50"),
-        (["reproduce", "ppo_methods=etd,deir"], "ppo_methods[1] must be one of"),
+        (["reproduce", "ppo_methods=etd,ngu"], "ppo_methods[1] must be one of"),
         (["reproduce", "int_coef=-0.1"], "int_coef must be >= 0"),
         (["train", "--frames", "nan"], "--frames must be positive"),
         (["train", "--frames", "10", "lr=-1"], "lr must be > 0"),
@@ -98,3 +98,5 @@ def test_overhead_refuses_a_bad_target(tmp_path, capsys):
     assert main(["overhead", str(tmp_path / "table.txt")]) == 2
     assert main(["overhead", str(tmp_path / "missing" / "table.json")]) == 2
     assert "overhead writes a .json file" in capsys.readouterr().err
+    assert main(["profile", str(tmp_path / "table.txt")]) == 2
+    assert "profile writes a .json file" in capsys.readouterr().err

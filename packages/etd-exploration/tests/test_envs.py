@@ -50,7 +50,7 @@ def test_truncation_ends_the_episode_and_clears_memory():
     assert infos and infos[0]["length"] == limit
 
 
-@pytest.mark.parametrize("name", ["none", "count", "rnd", "noveld", "e3b", "etd"])
+@pytest.mark.parametrize("name", ["none", "count", "rnd", "noveld", "e3b", "etd", "deir"])
 def test_intrinsic_rewards_interface(name):
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
@@ -68,7 +68,7 @@ def test_intrinsic_rewards_interface(name):
     }
     assert isinstance(intr.update(batch), dict)
     with pytest.raises(ValueError, match="intrinsic reward must be"):
-        make_intrinsic("deir", shape, n)
+        make_intrinsic("ngu", shape, n)
 
 
 def test_count_and_noveld_pay_first_visits_only():

@@ -59,7 +59,7 @@ def test_presets_are_consistent():
         (Config, {"threads": 0}, "threads must be an integer >= 1"),
         (PPOConfig, {"lr": float("inf")}, "lr must be a finite number"),
         (PPOConfig, {"n_envs": 0}, "n_envs must be an integer >= 1"),
-        (PPOConfig, {"intrinsic": "deir"}, "intrinsic must be one of"),
+        (PPOConfig, {"intrinsic": "ngu"}, "intrinsic must be one of"),
         (MazeConfig, {"energy": "l1"}, "energy must be one of"),
         (MazeConfig, {"data_steps": 10}, "data_steps must be an integer >= 50"),
     ],

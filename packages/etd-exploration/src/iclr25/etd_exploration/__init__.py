@@ -31,6 +31,10 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.etd_exploration.data import random_walk_dataset
     from iclr25.etd_exploration.data import read_logs
     from iclr25.etd_exploration.data import save_trajectories
+    from iclr25.etd_exploration.deir import DEIRModel
+    from iclr25.etd_exploration.deir import DEIRReward
+    from iclr25.etd_exploration.deir import deir_rewards
+    from iclr25.etd_exploration.deir import discriminator_loss
     from iclr25.etd_exploration.envs import VecEnv
     from iclr25.etd_exploration.envs import make_env
     from iclr25.etd_exploration.envs import register_extra_envs

@@ -9,7 +9,8 @@ All share ETD's interface: `compute(obs, actions, next_obs, dones) -> (N,)` rewa
 - `NovelD`: ``max(e(s') - alpha e(s), 0) * 1[first visit of s' in the episode]`` (Zhang et al. 2021), alpha=0.5.
 - `E3B`: elliptical bonus ``psi^T C^-1 psi`` on inverse-dynamics features, Sherman-Morrison updates, C^-1 = I/lambda
   at episode start (Henaff et al. 2022); like the official code it scores the current observation s_t.
-DEIR is not implemented.
+- `DEIRReward` (module `deir`): DEIR's discriminator-based episodic reward (Wan et al. 2023), the method whose code
+  base ETD's official code forks.
 """
 
 from __future__ import annotations
@@ -212,16 +213,18 @@ class E3B(NoModel):
 
 
 def make_intrinsic(name: str, obs_shape: tuple[int, ...], n_envs: int, **kwargs: Any) -> Any:
-    """Build an intrinsic reward by name: etd | none | count | rnd | noveld | e3b."""
+    """Build an intrinsic reward by name: etd | none | count | rnd | noveld | e3b | deir (or a broken ETD)."""
+    from iclr25.etd_exploration.deir import DEIRReward
     from iclr25.etd_exploration.etd import ETDReward
 
     table = {"etd": ETDReward, "none": NoModel, "count": EpisodicCount, "rnd": RND, "noveld": NovelD, "e3b": E3B}
+    table["deir"] = DEIRReward
     if name in ("etd-mean", "etd-random"):  # deliberately broken ETD: the min over memory -> mean / random distances
         kwargs["aggregate"] = name.removeprefix("etd-")
         name = "etd"
     if name not in table:
         raise ValueError(f"intrinsic reward must be one of {', '.join(INTRINSICS)}, got {name!r}")
-    if name != "e3b":
+    if name not in ("e3b", "deir"):
         kwargs.pop("n_actions", None)
     return table[name](obs_shape, n_envs, **kwargs)
 

@@ -27,7 +27,7 @@ SLUG = "etd-exploration"
 
 def _parser() -> argparse.ArgumentParser:
     parser = make_parser(PROG, "Episodic Novelty Through Temporal Distance (ICLR 2025): reproduce, train, evaluate.")
-    verbs = "{reproduce,train,eval,distance-map,overhead}"
+    verbs = "{reproduce,train,eval,distance-map,overhead,profile}"
     sub = parser.add_subparsers(dest="command", required=True, metavar=verbs)
     rep = sub.add_parser("reproduce", help="run a preset and print its claims table")
     add_run_args(rep, scales=tuple(PRESETS))
@@ -54,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
 
     ov = sub.add_parser("overhead", help="ETD's reward cost as a fraction of a PPO iteration at episode lengths")
     ov.add_argument("out", type=Path, help="JSON file to write (its folder must exist)")
+
+    pr = sub.add_parser("profile", help="CPU time by part of the full preset's loop and a one-GPU estimate")
+    pr.add_argument("out", type=Path, help="JSON file to write (its folder must exist)")
     return parser
 
 
@@ -174,14 +177,16 @@ def _distance_map(args: argparse.Namespace) -> int:
 
 def _overhead(args: argparse.Namespace) -> int:
     if args.out.suffix != ".json" or not args.out.parent.is_dir():
-        raise CliError(f"overhead writes a .json file into an existing folder, got {args.out}")
+        raise CliError(f"{args.command} writes a .json file into an existing folder, got {args.out}")
     from iclr25.etd_exploration.bench import main as bench_main
 
-    return bench_main([str(args.out)])
+    return bench_main([str(args.out)], what=args.command)
 
 
 main = package_main(
-    PROG, _parser, {"train": _train, "eval": _eval, "distance-map": _distance_map, "overhead": _overhead}
+    PROG,
+    _parser,
+    {"train": _train, "eval": _eval, "distance-map": _distance_map, "overhead": _overhead, "profile": _overhead},
 )
 
 

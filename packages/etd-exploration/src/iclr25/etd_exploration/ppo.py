@@ -108,6 +108,16 @@ class ActorCritic(nn.Module):
         return dist, value
 
 
+CPU_PARTS = ("env", "policy", "intrinsic_score", "ppo_update", "intrinsic_train", "intrinsic_refresh", "total")
+
+
+def _tick(acc: dict[str, float], key: str, since: float) -> float:
+    """Add the CPU time since `since` to acc[key]; return the current CPU time."""
+    now = time.process_time()
+    acc[key] += now - since
+    return now
+
+
 def gae(rewards: np.ndarray, values: np.ndarray, dones: np.ndarray, last_value: np.ndarray, gamma: float, lam: float):
     """GAE(lambda) advantages and returns for (T, N) arrays; no bootstrap across `dones` (time limits included)."""
     T = len(rewards)
@@ -160,6 +170,28 @@ def _minibatches(cfg: PPOConfig, rng: np.random.Generator) -> list[np.ndarray]:
     return [(np.arange(T)[:, None] * N + cols[None, k : k + per]).reshape(-1) for k in range(0, N, per)]
 
 
+def ppo_step(policy: ActorCritic, opt: torch.optim.Optimizer, mb: dict[str, Tensor], cfg: PPOConfig) -> dict:
+    """One clipped-PPO Adam step on a minibatch (obs, state, start, actions, logp, adv, ret); returns the losses."""
+    if cfg.minibatch == "transitions":  # official: one step from the state stored at collection
+        dist, value, _ = policy.step(mb["obs"], mb["state"])
+    else:  # whole sequences from the state before the rollout's first step
+        T = cfg.n_steps
+        cols = len(mb["obs"]) // T
+        seq = mb["obs"].reshape(T, cols, *mb["obs"].shape[1:])
+        dist, value = policy.unroll(seq, mb["state"][:cols], mb["start"].reshape(T, cols))
+    logp = dist.log_prob(mb["actions"])
+    ratio = torch.exp(logp - mb["logp"])
+    pg = -torch.min(ratio * mb["adv"], ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * mb["adv"]).mean()
+    v_loss = ((value - mb["ret"]) ** 2).mean()
+    entropy = dist.entropy().mean()
+    loss = pg + cfg.vf_coef * v_loss - cfg.ent_coef * entropy
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
+    opt.step()
+    return {"pg_loss": pg.item(), "v_loss": v_loss.item(), "entropy": entropy.item()}
+
+
 def train(cfg: PPOConfig, device: str = "cpu", log: Any = None, visitation: bool = True) -> dict[str, Any]:
     """Train PPO (+ intrinsic reward) and return curves, episode stats, timings and the trained modules."""
     torch.manual_seed(cfg.seed)
@@ -178,6 +210,8 @@ def train(cfg: PPOConfig, device: str = "cpu", log: Any = None, visitation: bool
             feature_dim=cfg.model_features_dim,
             seed=cfg.seed,
         )
+    elif cfg.intrinsic == "deir":
+        kwargs.update(lr=cfg.model_lr, feature_dim=cfg.model_features_dim, seed=cfg.seed)
     intr = make_intrinsic(cfg.intrinsic, envs.obs_shape, N, **kwargs)
     normalizer = RewardNormalizer()
     adv_norm = AdvantageNormalizer()
@@ -191,9 +225,10 @@ def train(cfg: PPOConfig, device: str = "cpu", log: Any = None, visitation: bool
     episodes: list[dict[str, float]] = []
     curve: list[dict[str, float]] = []
     t_int = t_total = 0.0
+    cpu = dict.fromkeys(CPU_PARTS, 0.0)  # CPU seconds (user + sys) by part of the loop
     bar = progress(total=cfg.total_frames, desc=f"PPO {cfg.intrinsic} {cfg.env_id}", unit="frame")
     while frames < cfg.total_frames:
-        tic = time.perf_counter()
+        tic, cpu_tic = time.perf_counter(), time.process_time()
         buf_obs = np.zeros((T, N, *envs.obs_shape), dtype=obs.dtype)
         buf_next = np.zeros_like(buf_obs)
         buf_state = torch.zeros(T, N, policy.hidden_dim, device=device)  # state *before* step t
@@ -201,14 +236,18 @@ def train(cfg: PPOConfig, device: str = "cpu", log: Any = None, visitation: bool
         buf_logp, buf_val = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
         buf_rext, buf_rint, buf_done, buf_start = (np.zeros((T, N)) for _ in range(4))
         for t in range(T):
+            c = time.process_time()
             with torch.no_grad():
                 dist, value, next_state = policy.step(torch.as_tensor(obs, device=device), state)
                 action = dist.sample()
             a = action.cpu().numpy()
+            c = _tick(cpu, "policy", c)
             next_obs, r, done, final_obs, infos = envs.step(a)
+            c = _tick(cpu, "env", c)
             s = time.perf_counter()
             buf_rint[t] = intr.compute(obs, a, final_obs, done)
             t_int += time.perf_counter() - s
+            _tick(cpu, "intrinsic_score", c)
             if visitation:
                 pos = envs.agent_pos()
                 np.add.at(visits, (pos[:, 1] % visits.shape[0], pos[:, 0] % visits.shape[1]), 1)
@@ -242,35 +281,25 @@ def train(cfg: PPOConfig, device: str = "cpu", log: Any = None, visitation: bool
         if pos_idx is not None:  # positive of anchor (t, n) is obs[t + Delta, n]
             flat_pos = (pos_idx * N + np.arange(N)[None, :]).reshape(-1)
             flat["pos_obs"] = flat["obs"][torch.as_tensor(flat_pos, device=device)]
+        if hasattr(intr, "rollout_inputs"):  # per-step inputs the intrinsic model kept (DEIR: its GRU states)
+            flat.update(intr.rollout_inputs())
         stats: dict[str, float] = {}
         for _ in range(cfg.n_epochs):
             for idx_np in _minibatches(cfg, rng):
                 idx = torch.as_tensor(idx_np, device=device)
                 mb = {key: v[idx] for key, v in flat.items()}
-                s = time.perf_counter()
+                s, c = time.perf_counter(), time.process_time()
                 stats.update(intr.update(mb))  # the intrinsic model's step comes before PPO's on each minibatch
                 t_int += time.perf_counter() - s
-                if cfg.minibatch == "transitions":  # official: one step from the state stored at collection
-                    dist, value, _ = policy.step(mb["obs"], mb["state"])
-                else:  # whole sequences from the state before the rollout's first step
-                    cols = len(idx_np) // T
-                    seq = mb["obs"].reshape(T, cols, *envs.obs_shape)
-                    dist, value = policy.unroll(seq, mb["state"][:cols], mb["start"].reshape(T, cols))
-                logp = dist.log_prob(mb["actions"])
-                ratio = torch.exp(logp - mb["logp"])
-                pg = -torch.min(ratio * mb["adv"], ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * mb["adv"]).mean()
-                v_loss = ((value - mb["ret"]) ** 2).mean()
-                entropy = dist.entropy().mean()
-                loss = pg + cfg.vf_coef * v_loss - cfg.ent_coef * entropy
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
-                opt.step()
-                stats.update(pg_loss=pg.item(), v_loss=v_loss.item(), entropy=entropy.item())
-        s = time.perf_counter()
+                c = _tick(cpu, "intrinsic_train", c)
+                stats.update(ppo_step(policy, opt, mb, cfg))
+                _tick(cpu, "ppo_update", c)
+        s, c = time.perf_counter(), time.process_time()
         intr.refresh()
         t_int += time.perf_counter() - s
+        _tick(cpu, "intrinsic_refresh", c)
         t_total += time.perf_counter() - tic
+        _tick(cpu, "total", cpu_tic)
         recent = [e for e in episodes if e["frame"] > frames - T * N]
         row = {
             "frames": frames,
@@ -296,6 +325,7 @@ def train(cfg: PPOConfig, device: str = "cpu", log: Any = None, visitation: bool
         "fps": frames / t_total,
         "intrinsic_seconds": t_int,
         "intrinsic_fraction": t_int / t_total,
+        "cpu_seconds": cpu,
         "policy": policy,
         "intrinsic": intr,
     }

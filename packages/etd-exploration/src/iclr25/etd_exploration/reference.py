@@ -65,3 +65,28 @@ def episodic_rewards_ref(z_obs: Tensor, z_next: Tensor, dones: np.ndarray, eps: 
         else:
             memory.append(z_next[t])
     return rewards
+
+
+def deir_rewards_ref(model: torch.nn.Module, obs: Tensor, next_obs: Tensor, dones: np.ndarray) -> np.ndarray:
+    """One environment's DEIR rewards, the official list form of Algorithm A1 (DEIR, arXiv 2304.10770) step by step.
+
+    The observation history grows [e_t, e_t+1, ...] and the trajectory history [0, h_t, h_t+1, ...]; the reward
+    divides the squared distances of history[:-1] to the newest e by the distances of trj[:-2] to trj[-2] (Eq. 4).
+    """
+    rewards = np.zeros(len(dones))
+    mem = torch.zeros(1, model.feature_dim)
+    obs_hist: Tensor | None = None
+    trj_hist: Tensor | None = None
+    for t in range(len(dones)):
+        e_t, e_n = model.embed(obs[t : t + 1]), model.embed(next_obs[t : t + 1])
+        h_t = model.trajectory(e_t, mem)
+        h_n = model.trajectory(e_n, h_t)
+        obs_hist = torch.cat([e_t, e_n]) if obs_hist is None else torch.cat([obs_hist, e_n])
+        trj_hist = torch.cat([torch.zeros_like(h_t), h_t, h_n]) if trj_hist is None else torch.cat([trj_hist, h_n])
+        obs_d = torch.cdist(obs_hist[:-1][None], obs_hist[-1:][None])[0, :, 0]
+        trj_d = torch.cdist(trj_hist[:-2][None], trj_hist[-2:-1][None])[0, :, 0]
+        rewards[t] = float((obs_d**2 / (trj_d + 1e-6)).min())
+        mem = h_t
+        if dones[t]:
+            mem, obs_hist, trj_hist = torch.zeros_like(mem), None, None
+    return rewards
