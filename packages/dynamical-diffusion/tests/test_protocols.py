@@ -177,6 +177,9 @@ def test_merge_seed_rows_and_paired_report(tmp_path: Path) -> None:
     assert report["vs_dpm"]["dydiff"]["p_sign_flip"] == 2 / 16
     assert report["vs_dpm"]["extra"]["seeds"] == [0, 1] and report["per_seed"]["extra"][2] is None
     assert report["vs_dpm"]["dydiff"]["p_holm"] == pytest.approx(min(1.0, 2 * 2 / 16))
+    assert list(report["vs_dydiff"]) == ["extra"]  # the ablations against the default DyDiff, on shared seeds
+    assert report["vs_dydiff"]["extra"]["seeds"] == [0, 1] and report["vs_dydiff"]["extra"]["p_holm"] == 0.5
+    assert report["vs_dydiff"]["extra"]["mean_diff"] == pytest.approx(0.9 - 2.0)
     with pytest.raises(ValueError, match=r"differ in \['steps'\]"):
         merge_seed_rows([a, _doc([5], {"dpm": 1.0}, steps=1000)])
     clash = _doc([1], {"dpm": 1.5, "dydiff": 0.9})
@@ -188,9 +191,11 @@ def test_merge_seed_rows_and_paired_report(tmp_path: Path) -> None:
     result = write_paired([tmp_path / "a", tmp_path / "b"], tmp_path / "out")
     assert result["seeds"] == [0, 1, 2, 3]
     assert "| dydiff | 4 | 0.9" in (tmp_path / "out" / "paired.md").read_text()
+    assert "| vs DyDiff |" in (tmp_path / "out" / "paired.md").read_text()
     assert math.isnan(result["vs_dpm"]["extra"]["t"])  # a constant difference has no t
     only = write_paired([tmp_path / "a", tmp_path / "b"], tmp_path / "out2", models=["dydiff"])
     assert list(only["vs_dpm"]) == ["dydiff"] and only["vs_dpm"]["dydiff"]["p_holm"] == 2 / 16
+    assert "vs_dydiff" not in only  # no ablation left to compare with DyDiff
     with pytest.raises(ValueError, match="no run has"):
         write_paired([tmp_path / "a"], tmp_path / "out3", models=["dydiff_r0.5"])
     with pytest.raises(ValueError, match="does not exist"):

@@ -104,6 +104,36 @@ def test_bugs_gate_fails_when_the_injected_bugs_do_nothing(monkeypatch: pytest.M
     assert result["ddim_step_exact"].holds and result["ddim_sampler_exact"].holds
 
 
+def test_paired_claims_test_every_variant_against_dpm_and_the_ablations_against_dydiff() -> None:
+    from iclr25.dynamical_diffusion.reproduce import _metrics, _paired_claims
+
+    config = replace(PRESETS["bench"], seeds=7)
+    names = [name for name, _, _ in model_variants(config)]
+    assert names == ["dpm", "dydiff", "dydiff_r0.1", "dydiff_independent_noise"]
+    # Each variant 0.1 below the one before on every seed: exact sign-flip p = 2/128 per comparison.
+    per_seed = [
+        {
+            "seed": s,
+            "persistence_mse": 1.0,
+            **{n: {"crps": 1.0 + 0.01 * s - 0.1 * i, "ens_mse": 0.5} for i, n in enumerate(names)},
+        }
+        for s in range(7)
+    ]
+    metrics = _metrics(config, {}, per_seed)
+    assert list(metrics["paired_vs_dpm"]) == names[1:]
+    assert list(metrics["paired_vs_dydiff"]) == names[2:]
+    assert metrics["paired_vs_dpm"]["dydiff"]["p_holm"] == pytest.approx(3 * 2 / 128)  # Holm over three
+    assert metrics["paired_vs_dydiff"]["dydiff_r0.1"]["p_holm"] == pytest.approx(2 * 2 / 128)  # over two
+    assert metrics["paired_vs_dydiff"]["dydiff_independent_noise"]["mean_diff"] == pytest.approx(0.2)
+    found = {c.name: c for c in _paired_claims(metrics["paired_vs_dydiff"], "dydiff")}
+    assert set(found) == {"paired_dydiff_r0.1_vs_dydiff", "paired_dydiff_independent_noise_vs_dydiff"}
+    assert all(c.holds and not c.gated for c in found.values())
+    for row in per_seed:  # the ablation now worse than DyDiff on every seed: its claim fails
+        row["dydiff_r0.1"]["crps"] = row["dydiff"]["crps"] + 0.1
+    worse = _paired_claims(_metrics(config, {}, per_seed)["paired_vs_dydiff"], "dydiff")
+    assert not worse[0].holds and worse[1].holds
+
+
 def test_presets_and_validation() -> None:
     assert set(PRESETS) == {"ci", "quick", "bench", "full"}
     quick = PRESETS["quick"]  # spec 6a

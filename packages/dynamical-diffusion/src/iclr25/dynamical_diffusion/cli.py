@@ -64,7 +64,7 @@ def _parser():
     ev = sub.add_parser("eval", help="CRPS, ensemble MSE and the official RMSE of a sample folder")
     ev.add_argument("--run", type=Path, required=True, help="folder with samples.npy and truth.npy")
     ev.add_argument("--n-context", type=int, default=None, help="context frames (default: from meta.json)")
-    pa = sub.add_parser("paired", help="merge runs' per-seed CRPS and test every DyDiff variant against DPM")
+    pa = sub.add_parser("paired", help="merge runs' per-seed CRPS; test variants against DPM, ablations against DyDiff")
     pa.add_argument("--runs", type=Path, nargs="+", required=True, help="run folders of one setting (results.json)")
     pa.add_argument("--out", type=Path, required=True, help="folder for paired.json and paired.md")
     pa.add_argument("--models", default=None, help="comma-separated variants to compare (default: all)")

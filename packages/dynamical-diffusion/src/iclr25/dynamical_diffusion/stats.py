@@ -83,6 +83,8 @@ RUN_ONLY_FIELDS = (
     "checkpoint_every",
 )
 BASELINE = "dpm"
+DEFAULT = "dydiff"  # the default DyDiff (r = 0.5, dependent noise): the ablations' second baseline
+ALPHA = 0.05  # stated before the runs: significant when the Holm-adjusted two-sided sign-flip p is below this
 
 
 def merge_seed_rows(reports: Sequence[dict]) -> tuple[list[dict], list[str]]:
@@ -114,28 +116,37 @@ def merge_seed_rows(reports: Sequence[dict]) -> tuple[list[dict], list[str]]:
     return ordered, [BASELINE] + [m for m in models if m != BASELINE]
 
 
-def paired_report(rows: Sequence[dict], models: Sequence[str], metric: str = "crps") -> dict:
-    """Every model against DPM on the seeds that have it: paired statistics with Holm-adjusted p-values (over all
-    the comparisons), significant when Holm p < 0.05."""
-    names = [m for m in models if m != BASELINE]
+def _family(rows: Sequence[dict], names: Sequence[str], base: str, metric: str) -> dict:
+    """Each of `names` against `base` on the seeds that have both, with Holm-adjusted p-values over `names`."""
     out = {}
     for m in names:
-        have = [row for row in rows if m in row]
-        out[m] = paired_comparison([r[BASELINE][metric] for r in have], [r[m][metric] for r in have])
+        have = [row for row in rows if m in row and base in row]
+        out[m] = paired_comparison([r[base][metric] for r in have], [r[m][metric] for r in have])
         out[m]["seeds"] = [int(r["seed"]) for r in have]
     for m, p in zip(names, holm([out[m]["p_sign_flip"] for m in names]), strict=True):
         out[m]["p_holm"] = p
-        out[m]["significant"] = p < 0.05
-    return {
+        out[m]["significant"] = p < ALPHA
+    return out
+
+
+def paired_report(rows: Sequence[dict], models: Sequence[str], metric: str = "crps") -> dict:
+    """Every model against DPM on the seeds that have it (Holm over these comparisons), and every ablation against
+    the default DyDiff (a second family, Holm over the ablations); significant when Holm p < 0.05."""
+    names = [m for m in models if m != BASELINE]
+    ablations = [m for m in names if m != DEFAULT]
+    result = {
         "seeds": [int(row["seed"]) for row in rows],
         "metric": metric,
         "per_seed": {m: [row[m][metric] if m in row else None for row in rows] for m in models},
-        "vs_dpm": out,
+        "vs_dpm": _family(rows, names, BASELINE, metric),
     }
+    if DEFAULT in names and ablations:
+        result["vs_dydiff"] = _family(rows, ablations, DEFAULT, metric)
+    return result
 
 
 def paired_markdown(result: dict) -> str:
-    """The paired comparison as Markdown: one row per seed, then the tests."""
+    """The paired comparison as Markdown: one row per seed, then the tests (against DPM, then against DyDiff)."""
     models = list(result["per_seed"])
     lines = [f"Paired comparison over seeds {result['seeds']} ({result['metric']}, lower is better).", ""]
     lines += ["| seed | " + " | ".join(models) + " |", "|---" * (len(models) + 1) + "|"]
@@ -144,16 +155,20 @@ def paired_markdown(result: dict) -> str:
         lines.append(f"| {seed} | " + " | ".join("—" if v is None else f"{v:.4f}" for v in cells) + " |")
     means = [np.mean([v for v in result["per_seed"][m] if v is not None]) for m in models]
     lines.append("| mean | " + " | ".join(f"{v:.4f}" for v in means) + " |")
-    lines += [
-        "",
-        "| vs DPM | seeds | mean ratio | mean diff (DPM - model) | sd | t | better on | sign-flip p | Holm p |",
-    ]
-    lines.append("|---|---|---|---|---|---|---|---|---|")
-    for m, p in result["vs_dpm"].items():
-        lines.append(
-            f"| {m} | {p['n']} | {p['ratio_of_means']:.3f} | {p['mean_diff']:.5f} | {p['sd_diff']:.5f} | "
-            f"{p['t']:.2f} | {p['wins']}/{p['n']} | {p['p_sign_flip']:.4f} | {p['p_holm']:.4f} |"
-        )
+    for key, base, label in (("vs_dpm", BASELINE, "DPM"), ("vs_dydiff", DEFAULT, "DyDiff")):
+        if key not in result:
+            continue
+        lines += [
+            "",
+            f"| vs {label} | seeds | mean ratio | mean diff ({base} - model) | sd | t | better on | sign-flip p "
+            "| Holm p |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for m, p in result[key].items():
+            lines.append(
+                f"| {m} | {p['n']} | {p['ratio_of_means']:.3f} | {p['mean_diff']:.5f} | {p['sd_diff']:.5f} | "
+                f"{p['t']:.2f} | {p['wins']}/{p['n']} | {p['p_sign_flip']:.4f} | {p['p_holm']:.4f} |"
+            )
     return "\n".join(lines) + "\n"
 
 
