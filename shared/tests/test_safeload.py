@@ -16,6 +16,7 @@ from iclr25.shared.safeload import (
     load_checkpoint,
     load_npy,
     load_npz,
+    read_jsonl,
     reading_file,
     restricted_pickle_load,
 )
@@ -310,3 +311,34 @@ def test_yaml_configs_use_the_safe_loader(tmp_path: Path, marker: Path) -> None:
         build_config(Config(), path)
     assert "\n" not in str(err.value)
     assert not marker.exists()
+
+
+def test_read_jsonl_yields_records_with_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"text": "a"}\n\n  \n[1, 2]\n', encoding="utf-8")
+    assert list(read_jsonl(path)) == [(f"{path}:1", {"text": "a"}), (f"{path}:4", [1, 2])]
+
+
+def test_read_jsonl_reads_zstd_shards(tmp_path: Path) -> None:
+    zstandard = pytest.importorskip("zstandard")
+    path = tmp_path / "a.jsonl.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(b'{"text": "a"}\n{"text": "b"}\n'))
+    assert [record["text"] for _, record in read_jsonl(path)] == ["a", "b"]
+    path.write_bytes(b"not zstd at all")
+    with pytest.raises(UnsafeFileError, match="not a zstandard stream"):
+        list(read_jsonl(path))
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"text": "ok"}\n{broken\n', r"b\.jsonl:2: not valid JSON"),
+        (b'{"text": "ok"}\n\xff\xfe\x00\x80\n', r"b\.jsonl: not UTF-8 text \(expected a JSON-lines file\)"),
+    ],
+)
+def test_read_jsonl_names_the_bad_line(tmp_path: Path, content: bytes, message: str) -> None:
+    (tmp_path / "b.jsonl").write_bytes(content)
+    with pytest.raises(UnsafeFileError, match=message):
+        list(read_jsonl(tmp_path / "b.jsonl"))
+    with pytest.raises(MissingFileError, match="does not exist"):
+        list(read_jsonl(tmp_path / "missing.jsonl"))

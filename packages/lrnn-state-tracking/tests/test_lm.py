@@ -89,7 +89,7 @@ def test_read_texts_parquet(tmp_path):
     ("name", "content", "field", "match"),
     [
         ("x.csv", "a,b", "text", "unsupported file type"),
-        ("e.jsonl", '{"text": "ok"}\n{broken', "text", "line 2: not valid JSON"),
+        ("e.jsonl", '{"text": "ok"}\n{broken', "text", ":2: not valid JSON"),
         ("f.jsonl", '{"body": "ok"}', "text", "no field 'text'"),
         ("g.jsonl", '{"text": 3}', "text", "must be strings"),
         ("h.jsonl", "[1, 2]", "text", "expected a JSON object"),

@@ -9,7 +9,9 @@ checkpoint or dataset batch would run code the moment it is read. Every loader h
 - `restricted_pickle_load`: for formats that really are pickles (CIFAR-10/100 and ImageNet32 python
   batches): only the globals those files contain (NumPy's array reconstruction) may be imported;
 - `reading_file`: a context manager that turns any failure of another parser (a tokenizer.json, a model
-  folder) into the same one-line error.
+  folder) into the same one-line error;
+- `read_jsonl`: the records of a JSON-lines file (`.jsonl`, or `.jsonl.zst` with `zstandard` installed), each
+  with its `path:line` for the caller's own errors.
 
 A missing, foreign, corrupt or unsafe file raises `UnsafeFileError` (a `ValueError`, which the package CLIs
 report as one stderr line and exit code 2) whose one-line message names the path and what was wrong.
@@ -21,6 +23,8 @@ Standard library only at module level; torch and numpy are imported inside the f
 from __future__ import annotations
 
 import contextlib
+import io
+import json
 import os
 import pickle
 import re
@@ -37,6 +41,7 @@ __all__ = [
     "load_checkpoint",
     "load_npy",
     "load_npz",
+    "read_jsonl",
     "reading_file",
     "restricted_pickle_load",
 ]
@@ -113,6 +118,48 @@ def reading_file(path: str | os.PathLike[str], what: str) -> Iterator[Path]:
         raise
     except Exception as e:  # any parser failure means "not a file of this kind"
         raise UnsafeFileError(_one_line(f"{path} is not a {what} ({error_summary(e)})")) from e
+
+
+# -- JSON lines ---------------------------------------------------------------------------------------------------
+
+
+def read_jsonl(path: str | os.PathLike[str], what: str = "JSON-lines file") -> Iterator[tuple[str, Any]]:
+    """Yield `(where, record)` for each non-blank line of a `.jsonl` (or zstd-compressed `.zst`) file.
+
+    `where` is `path:line`, for the caller's errors about a record. A missing file, a binary or non-UTF-8 file,
+    a bad zstd stream or a line that is not JSON raises a one-line `UnsafeFileError` naming the path and line.
+    """
+    path = Path(path)
+    _check_file(path, what)
+    try:
+        for n, line in enumerate(_text_lines(path), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise UnsafeFileError(f"{path}:{n}: not valid JSON ({e.msg})") from None
+            yield f"{path}:{n}", record
+    except UnicodeDecodeError:  # a binary file (a pickle, an archive) is no JSON-lines file
+        raise UnsafeFileError(f"{path}: not UTF-8 text (expected a {what})") from None
+
+
+def _text_lines(path: Path) -> Iterator[str]:
+    if path.suffix != ".zst":
+        with path.open(encoding="utf-8") as f:
+            yield from f
+        return
+    try:
+        import zstandard
+    except ImportError:
+        raise UnsafeFileError(
+            f"{path}: reading .zst files needs the zstandard package (pip install zstandard)"
+        ) from None
+    with path.open("rb") as raw:
+        try:
+            yield from io.TextIOWrapper(zstandard.ZstdDecompressor().stream_reader(raw), encoding="utf-8")
+        except zstandard.ZstdError as e:
+            raise UnsafeFileError(_one_line(f"{path}: not a zstandard stream ({e})")) from None
 
 
 # -- PyTorch checkpoints ----------------------------------------------------------------------------------------

@@ -12,12 +12,9 @@ text corpora (CodeParrot, Math-Hard, TriviaQA, ... in the paper).
 
 from __future__ import annotations
 
-import io
 import itertools
-import json
 import math
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +25,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr25.lrnn_state_tracking.config import LMConfig
+from iclr25.shared.safeload import read_jsonl
 
 BOS, EOS = 256, 257
 LM_VOCAB = 258
@@ -68,23 +66,6 @@ def _field_text(record: Any, fields: list[str], where: str) -> str:
     return "\n".join(values)
 
 
-def _jsonl_lines(path: Path, zst: bool) -> Iterator[str]:
-    if not zst:
-        with path.open(encoding="utf-8") as f:
-            yield from f
-        return
-    try:
-        import zstandard
-    except ImportError:
-        raise ValueError(f"{path}: reading .jsonl.zst needs the zstandard package (pip install zstandard)") from None
-    with path.open("rb") as raw:
-        try:
-            reader = zstandard.ZstdDecompressor().stream_reader(raw)
-            yield from io.TextIOWrapper(reader, encoding="utf-8")
-        except zstandard.ZstdError as e:
-            raise ValueError(f"{path}: not a zstandard stream ({e})") from None
-
-
 def read_texts(path: str | Path, field: str = "text", max_docs: int | None = None) -> list[str]:
     """Documents of a text file; `field` is a JSON key/parquet column, several joined with '+' (e.g. problem+solution)."""
     path = Path(path)
@@ -103,16 +84,10 @@ def read_texts(path: str | Path, field: str = "text", max_docs: int | None = Non
         elif suffix == ".parquet":
             docs = _read_parquet(path, fields, max_docs)
         else:
-            for i, line in enumerate(_jsonl_lines(path, suffix == ".jsonl.zst"), 1):
+            for where, record in read_jsonl(path):
                 if max_docs is not None and len(docs) >= max_docs:
                     break
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{path} line {i}: not valid JSON ({e.msg})") from None
-                docs.append(_field_text(record, fields, f"{path} line {i}"))
+                docs.append(_field_text(record, fields, where))
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not UTF-8 text") from None
     docs = [d for d in docs if d]

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import sysconfig
 import zlib
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import numpy as np
+
+from iclr25.shared.safeload import read_jsonl
 
 Split = Literal["train", "valid"]
 
@@ -122,40 +123,13 @@ def train_bpe(texts: Iterable[str], vocab_size: int = 1024) -> HFTokenizer:
 # Loaders for the paper's formats.
 
 
-def _open_text(path: Path) -> Iterator[str]:
-    if path.suffix == ".zst":
-        try:
-            import zstandard
-        except ImportError:
-            raise ValueError(f"{path} is zstd-compressed; install `zstandard` to read it") from None
-        import io
-
-        with path.open("rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as reader:
-            yield from io.TextIOWrapper(reader, encoding="utf-8")
-    else:
-        with path.open(encoding="utf-8") as f:
-            yield from f
-
-
 def load_jsonl_texts(path: str | Path, field: str = "text") -> list[str]:
     """Documents of a JSON-lines shard (`{"text": ...}` per line; .jsonl or .jsonl.zst)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"jsonl file {path} does not exist")
     texts = []
-    try:
-        for n, line in enumerate(_open_text(path), 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{n}: not valid JSON ({e.msg})") from None
-            if not isinstance(record, dict) or field not in record:
-                raise ValueError(f"{path}:{n}: expected an object with a {field!r} field")
-            texts.append(str(record[field]))
-    except UnicodeDecodeError:  # a binary file (a pickle, an archive) is no JSON-lines shard
-        raise ValueError(f"{path} is not a UTF-8 JSON-lines file") from None
+    for where, record in read_jsonl(path, "JSON-lines shard"):
+        if not isinstance(record, dict) or field not in record:
+            raise ValueError(f"{where}: expected an object with a {field!r} field")
+        texts.append(str(record[field]))
     return texts
 
 
@@ -179,20 +153,8 @@ def load_wikitext_document_level(path: str | Path) -> list[str]:
 
 
 def _first_key(path: str | Path) -> str | None:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"file {path} does not exist")
-    try:
-        for line in _open_text(path):
-            if line.strip():
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    return None
-                return next(iter(record), None) if isinstance(record, dict) else None
-    except UnicodeDecodeError:  # a binary file (a pickle, an archive) is no JSON-lines file
-        raise ValueError(f"{path} is not a UTF-8 JSON-lines file") from None
-    return None
+    _, record = next(read_jsonl(path), (None, None))
+    return next(iter(record), None) if isinstance(record, dict) else None
 
 
 _ARTICLE_HEADING = re.compile(r"^ = [^=].* = $")

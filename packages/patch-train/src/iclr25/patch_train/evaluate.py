@@ -11,7 +11,6 @@ Task files in their released formats: HellaSwag jsonl (`activity_label`, `ctx_a`
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from iclr25.patch_train.patch import patch_forward
+from iclr25.shared.safeload import read_jsonl
 
 
 @torch.no_grad()
@@ -69,30 +69,17 @@ class MCItem:
 
 def load_mc_task(path: str | Path, fmt: str = "auto") -> list[MCItem]:
     """Read a multiple-choice task file: "hellaswag", "piqa" or "arc" jsonl ("auto" guesses from the keys)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"task file {path} does not exist")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:  # a binary file (a pickle, an archive) is no task file
-        raise ValueError(f"task file {path} is not a UTF-8 JSON-lines file") from None
     items = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}:{n}: not valid JSON ({e.msg})") from None
+    for where, rec in read_jsonl(path, "task file (JSON lines)"):
         kind = fmt if fmt != "auto" else _guess_format(rec)
         try:
             items.append(_mc_item(rec, kind))
         except KeyError as e:
-            raise ValueError(f"{path}:{n}: {kind} record lacks the field {e.args[0]!r}") from None
+            raise ValueError(f"{where}: {kind} record lacks the field {e.args[0]!r}") from None
         except ValueError as e:
-            raise ValueError(f"{path}:{n}: {e}") from None
+            raise ValueError(f"{where}: {e}") from None
         if not 0 <= items[-1].label < len(items[-1].choices):
-            raise ValueError(f"{path}:{n}: label {items[-1].label} out of range for {len(items[-1].choices)} choices")
+            raise ValueError(f"{where}: label {items[-1].label} out of range for {len(items[-1].choices)} choices")
     return items
 
 
