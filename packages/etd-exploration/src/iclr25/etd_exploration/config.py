@@ -35,10 +35,10 @@ class Config:
 
     ci: `--scale ci`, the maze part of quick with the same settings (the claim gate, ~1-1.5 min of CPU). bench:
     `--scale bench`, the reward-free exploration gate (5 seeds x 4 methods x 8k frames, ~4 min of CPU). noisy:
-    `--scale noisy`, the same with observation noise 0.1, ETD vs episodic counts (3 seeds, ~2 min of CPU). full:
-    `--scale full --device cuda`, the MiniGrid suite,
-    7 methods x 5 tasks x 3 seeds at 10M frames each (hundreds of GPU-hours at the official loop's speed; the
-    PPO loop is CPU-bound by the MiniGrid envs, see README).
+    `--scale noisy`, the same with observation noise 0.1, ETD vs episodic counts and DEIR (3 seeds, ~3 min of CPU).
+    full: `--scale full --device cuda`, the MiniGrid suite, 7 methods x 5 tasks x 3 seeds at 10M frames each plus
+    DoorKey-8x8 at 1M (`profile` estimates its time on one GPU; the PPO loop is bound by the MiniGrid envs and by
+    many small model calls, see README).
     """
 
     maze_steps: int = 800  # spec §6a
