@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
 import pickle
@@ -317,6 +318,15 @@ def test_read_jsonl_yields_records_with_their_line(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     path.write_text('{"text": "a"}\n\n  \n[1, 2]\n', encoding="utf-8")
     assert list(read_jsonl(path)) == [(f"{path}:1", {"text": "a"}), (f"{path}:4", [1, 2])]
+
+
+def test_read_jsonl_reads_gzip_shards(tmp_path: Path) -> None:
+    path = tmp_path / "c4.json.gz"
+    path.write_bytes(gzip.compress(b'{"text": "a"}\n{"text": "b"}\n'))
+    assert [record["text"] for _, record in read_jsonl(path)] == ["a", "b"]
+    path.write_bytes(b"not gzip at all")
+    with pytest.raises(UnsafeFileError, match="not a gzip stream"):
+        list(read_jsonl(path))
 
 
 def test_read_jsonl_reads_zstd_shards(tmp_path: Path) -> None:

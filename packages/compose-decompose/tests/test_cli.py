@@ -78,7 +78,7 @@ def test_train_compose_eval(tmp_path, capsys):
         (["train", "magic=1"], "unknown override key"),
         (["compose", "NOPE"], "no checkpoint.pt"),
         (["eval", "NOPE"], "no checkpoint.pt"),
-        (["cbm", "NOPE.jsonl"], "no such file"),
+        (["cbm", "NOPE.jsonl"], "nope.jsonl does not exist"),
         (["reproduce", "channels=vq"], "channels[0]"),
     ],
     ids=["steps", "K", "lr", "key", "compose-dir", "eval-dir", "cbm-file", "channel"],

@@ -10,7 +10,7 @@ checkpoint or dataset batch would run code the moment it is read. Every loader h
   batches): only the globals those files contain (NumPy's array reconstruction) may be imported;
 - `reading_file`: a context manager that turns any failure of another parser (a tokenizer.json, a model
   folder) into the same one-line error;
-- `read_jsonl`: the records of a JSON-lines file (`.jsonl`, or `.jsonl.zst` with `zstandard` installed), each
+- `read_jsonl`: the records of a JSON-lines file (`.jsonl`, `.gz`, or `.zst` with `zstandard` installed), each
   with its `path:line` for the caller's own errors.
 
 A missing, foreign, corrupt or unsafe file raises `UnsafeFileError` (a `ValueError`, which the package CLIs
@@ -23,12 +23,14 @@ Standard library only at module level; torch and numpy are imported inside the f
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import json
 import os
 import pickle
 import re
 import warnings
+import zlib
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -124,7 +126,7 @@ def reading_file(path: str | os.PathLike[str], what: str) -> Iterator[Path]:
 
 
 def read_jsonl(path: str | os.PathLike[str], what: str = "JSON-lines file") -> Iterator[tuple[str, Any]]:
-    """Yield `(where, record)` for each non-blank line of a `.jsonl` (or zstd-compressed `.zst`) file.
+    """Yield `(where, record)` for each non-blank line of a `.jsonl` file (or a gzip `.gz` or zstd `.zst` one).
 
     `where` is `path:line`, for the caller's errors about a record. A missing file, a binary or non-UTF-8 file,
     a bad zstd stream or a line that is not JSON raises a one-line `UnsafeFileError` naming the path and line.
@@ -145,6 +147,13 @@ def read_jsonl(path: str | os.PathLike[str], what: str = "JSON-lines file") -> I
 
 
 def _text_lines(path: Path) -> Iterator[str]:
+    if path.suffix == ".gz":
+        try:
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                yield from f
+        except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+            raise UnsafeFileError(_one_line(f"{path}: not a gzip stream ({e})")) from None
+        return
     if path.suffix != ".zst":
         with path.open(encoding="utf-8") as f:
             yield from f

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from iclr25.compose_decompose.concepts import GRID, ConceptSpace, latin_square_holdout, shape_space, sum_mod_holdout
+from iclr25.shared.safeload import read_jsonl
 
 COLORS = {"red": (255, 0, 0), "green": (0, 255, 0), "blue": (0, 0, 255), "yellow": (255, 255, 0)}
 
@@ -294,25 +295,12 @@ def load_coco_instances(
 
 def load_cbm_jsonl(path: str | Path) -> list[tuple[list[str], list[str]]]:
     """CBM message log: JSON lines `["w1.w2", "c1.c2"]` (or `{"message":..,"phrase":..}`) -> (words, concepts)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such file: {path}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path} is not a CBM JSON-lines log: not UTF-8 text") from None
     out = []
-    for i, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError:
-            raise ValueError(f"{path}:{i}: not valid JSON") from None
+    for where, item in read_jsonl(path, "CBM JSON-lines log"):
         if isinstance(item, dict):
             item = list(item.values())
         if not (isinstance(item, list) and len(item) == 2 and all(isinstance(s, str) and s for s in item)):
-            raise ValueError(f'{path}:{i}: expected ["w1.w2", "c1.c2"], got {line.strip()[:60]!r}')
+            raise ValueError(f'{where}: expected ["w1.w2", "c1.c2"], got {json.dumps(item)[:60]!r}')
         out.append((item[0].split("."), item[1].split(".")))
     if not out:
         raise ValueError(f"{path}: no samples")

@@ -10,11 +10,12 @@
 from __future__ import annotations
 
 import csv
-import json
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
+
+from iclr25.shared.safeload import read_jsonl
 
 CIFAR_MEAN = np.array([0.4914, 0.4822, 0.4465], dtype=np.float32)  # standard CIFAR-10 channel statistics
 CIFAR_STD = np.array([0.2470, 0.2435, 0.2616], dtype=np.float32)
@@ -145,8 +146,7 @@ def load_mnli(path: str | Path) -> list[tuple[str, str, int]]:
         raise FileNotFoundError(f"{path} does not exist")
     rows: list[dict] = []
     if path.suffix == ".jsonl":
-        with open(path, encoding="utf-8") as f:
-            rows = [json.loads(line) for line in f if line.strip()]
+        rows = [row for _, row in read_jsonl(path, "MNLI JSON-lines file")]
     elif path.suffix == ".tsv":
         with open(path, encoding="utf-8", newline="") as f:
             rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from iclr25.icl_emergence.ginc import GINC
+from iclr25.shared import safeload
 from iclr25.shared.safeload import reading_file
 
 ENDOFTEXT = "[endoftext]"
@@ -146,16 +147,12 @@ def write_ginc_dir(
 
 def read_jsonl(path: str | Path, what: str = "JSON-lines file") -> list[dict[str, Any]]:
     """Rows of a JSON-lines file (each a JSON object); anything else is a one-line error naming the file."""
-    with reading_file(path, what) as p:
-        rows = []
-        for i, line in enumerate(p.read_text().splitlines()):
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if not isinstance(row, dict):
-                raise ValueError(f"line {i + 1} is not a JSON object")
-            rows.append(row)
-        return rows
+    rows = []
+    for where, row in safeload.read_jsonl(path, what):
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: not a JSON object (expected a {what})")
+        rows.append(row)
+    return rows
 
 
 @dataclass

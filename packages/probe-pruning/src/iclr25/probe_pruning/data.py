@@ -10,8 +10,6 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 import sysconfig
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +18,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from iclr25.shared.safeload import UnsafeFileError, reading_file
+from iclr25.shared.safeload import UnsafeFileError, read_jsonl, reading_file
 
 Tokenize = Callable[[str], list[int]]
 
@@ -119,12 +117,12 @@ def load_wikitext(path: str | Path) -> str:
     """WikiText raw text: `wiki.test.raw`, or a .jsonl file whose rows hold a `text` column (lines joined by
     "\\n\\n", as the official code does)."""
     path = Path(path)
-    with reading_file(path, "WikiText raw or jsonl file") as p:
-        if p.suffix in (".jsonl", ".json"):
-            rows = [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
-            if not rows or not all(isinstance(r, dict) and isinstance(r.get("text"), str) for r in rows):
-                raise ValueError("every line must be a JSON object with a 'text' string")
-            return "\n\n".join(r["text"] for r in rows)
+    if Path(path).suffix in (".jsonl", ".json"):
+        rows = [row for _, row in read_jsonl(path, "WikiText jsonl file")]
+        if not rows or not all(isinstance(r, dict) and isinstance(r.get("text"), str) for r in rows):
+            raise UnsafeFileError(f"{path}: every line must be a JSON object with a 'text' string")
+        return "\n\n".join(r["text"] for r in rows)
+    with reading_file(path, "WikiText raw file") as p:
         raw = p.read_bytes()
         if b"\x00" in raw[:4096]:
             raise ValueError("binary data, not text")
@@ -133,12 +131,10 @@ def load_wikitext(path: str | Path) -> str:
 
 def read_c4(path: str | Path) -> list[str]:
     """The `text` of every JSON line of a C4 `json.gz` shard."""
-    with reading_file(path, "C4 json.gz shard") as p:
-        with gzip.open(p, "rt", encoding="utf-8") as f:
-            docs = [json.loads(line)["text"] for line in f if line.strip()]
-        if not docs or not all(isinstance(d, str) for d in docs):
-            raise ValueError("no 'text' strings")
-    return docs
+    rows = [row for _, row in read_jsonl(path, "C4 json.gz shard")]
+    if not rows or not all(isinstance(r, dict) and isinstance(r.get("text"), str) for r in rows):
+        raise UnsafeFileError(f"{path}: every line must be a JSON object with a 'text' string")
+    return [r["text"] for r in rows]
 
 
 def load_c4_windows(
