@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pickle
+from pathlib import Path
+
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -50,3 +54,21 @@ def batch():
     """A small float64 classification batch (x, y)."""
     gen = torch.Generator().manual_seed(1)
     return torch.randn(6, 3, generator=gen, dtype=torch.float64), torch.randint(0, 4, (6,), generator=gen)
+
+
+def write_cifar(root: Path, n: int = 4, seed: int = 0) -> dict[str, dict]:
+    """Write a tiny CIFAR-10 python-batch folder (5 train batches and a test batch of `n` images each)."""
+    rng = np.random.default_rng(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    batches = {}
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        batch = {b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8), b"labels": list(rng.integers(0, 10, n))}
+        (root / name).write_bytes(pickle.dumps(batch))
+        batches[name] = batch
+    return batches
+
+
+@pytest.fixture
+def cifar_writer():
+    """write_cifar(root, n=4, seed=0): a tiny CIFAR-10 folder of python batches."""
+    return write_cifar

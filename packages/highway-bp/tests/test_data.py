@@ -21,18 +21,8 @@ def test_digits_split():
         data.load_digits_split(test_size=0)
 
 
-def _write_cifar(root, n=4, seed=0):
-    rng = np.random.default_rng(seed)
-    batches = {}
-    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-        batch = {b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8), b"labels": list(rng.integers(0, 10, n))}
-        (root / name).write_bytes(pickle.dumps(batch))
-        batches[name] = batch
-    return batches
-
-
-def test_cifar10_loader_and_pixel_view(tmp_path):
-    batches = _write_cifar(tmp_path)
+def test_cifar10_loader_and_pixel_view(cifar_writer, tmp_path):
+    batches = cifar_writer(tmp_path)
     X, y = data.load_cifar10(tmp_path, "train")
     assert X.shape == (20, 3, 32, 32) and X.dtype == np.uint8 and y.dtype == np.int64
     assert y.min() >= 0 and y.max() <= 9

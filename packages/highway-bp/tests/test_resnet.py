@@ -1,7 +1,5 @@
 """ResNet on CIFAR-10 with the App. G downsampling: D∘U = id, exactness at k = L, one full-preset training step."""
 
-import pickle
-
 import numpy as np
 import pytest
 import torch
@@ -12,13 +10,6 @@ from iclr25.highway_bp.reproduce import Config, resnet_data, run, train_resnet
 from iclr25.highway_bp.resnet import downsample, resnet_cifar, upsample
 
 CE = nn.functional.cross_entropy
-
-
-def _write_cifar(root, n=4, seed=0):
-    rng = np.random.default_rng(seed)
-    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-        batch = {b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8), b"labels": list(rng.integers(0, 10, n))}
-        (root / name).write_bytes(pickle.dumps(batch))
 
 
 def test_downsample_upsample():
@@ -39,8 +30,8 @@ def test_downsample_upsample():
 
 
 @pytest.mark.parametrize("preact", [True, False])
-def test_hbp_exact_at_L_across_downsampling(tmp_path, preact):
-    _write_cifar(tmp_path)
+def test_hbp_exact_at_L_across_downsampling(cifar_writer, tmp_path, preact):
+    cifar_writer(tmp_path)
     Xtr, ytr, _, _ = resnet_data(tmp_path)
     assert Xtr.shape == (20, 3, 32, 32) and Xtr.dtype == np.float32
     x, y = torch.as_tensor(Xtr[:3]).double(), torch.as_tensor(ytr[:3])
@@ -58,8 +49,8 @@ def test_hbp_exact_at_L_across_downsampling(tmp_path, preact):
         assert (rel < 1e-8) if close else (rel > 1e-6), (k, rel)
 
 
-def test_full_resnet_step_and_skip(tmp_path, capsys):
-    _write_cifar(tmp_path)
+def test_full_resnet_step_and_skip(cifar_writer, tmp_path, capsys):
+    cifar_writer(tmp_path)
     cfg = Config(resnet_width=2, resnet_blocks=(1,), resnet_epochs=1, resnet_batch=4, resnet_steps=1)
     data = resnet_data(tmp_path)
     for algo, k in (("bp", 0), ("hbp", 2)):

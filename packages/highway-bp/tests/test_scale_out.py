@@ -5,7 +5,6 @@ and the full preset (MLP, GRU, ResNet) starts with `--devices 2 --device cpu`, t
 from __future__ import annotations
 
 import json
-import pickle
 from pathlib import Path
 
 import numpy as np
@@ -80,17 +79,9 @@ def test_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     assert [p.name for p in Checkpointer(tmp_path / "a", every=4).checkpoints()] == ["step-8.ckpt", "step-10.ckpt"]
 
 
-def _write_cifar(root: Path, n: int = 8) -> None:
-    rng = np.random.default_rng(0)
-    root.mkdir()
-    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-        batch = {b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8), b"labels": list(rng.integers(0, 10, n))}
-        (root / name).write_bytes(pickle.dumps(batch))
-
-
 @pytest.mark.enable_socket
-def test_full_preset_starts_on_two_cpu_processes_and_checkpoints(tmp_path: Path) -> None:
-    _write_cifar(tmp_path / "cifar")
+def test_full_preset_starts_on_two_cpu_processes_and_checkpoints(cifar_writer, tmp_path: Path) -> None:
+    cifar_writer(tmp_path / "cifar", n=8)
     tiny = ["fidelity=false", "seeds=1", "mlp_depth=2", "mlp_width=8", "mlp_hidden=8", "mlp_epochs=1", "mlp_ks=1",
             "mlp_batch=512", "gru_task=digits", "gru_hidden=4", "gru_steps=2", "gru_batch=512", "gru_warmup=0",
             "gru_hbp_ks=1", "gru_fpi_ks=1", "gate_k=1", "gru_bptt=false", "cifar_dir=cifar", "resnet_blocks=1",
