@@ -15,7 +15,7 @@ from iclr25.dynamical_diffusion.config import Config
 from iclr25.dynamical_diffusion.reproduce import make_data, make_model
 from iclr25.dynamical_diffusion.training import train
 from iclr25.shared.fabric import Checkpointer
-from iclr25.shared.testing import flat_parameters, reproduce_full_preset, two_processes_equal_one
+from iclr25.shared.testing import InterruptAt, flat_parameters, reproduce_full_preset, two_processes_equal_one
 
 TINY = Config(size=8, n_context=2, n_future=2, n_train=16, n_test=2, width=8, ch_mult=(1,), T=20, ddim_steps=2)
 
@@ -48,17 +48,6 @@ def test_two_processes_equal_one_with_the_whole_batch(tmp_path: Path) -> None:
         train(make_model(TINY, 0.5), torch.zeros(4, 4, 1, 8), 1, batch_size=7, fabric=fake)
 
 
-class _Interrupt:
-    """A logger that stops training after a given step, as Ctrl-C would."""
-
-    def __init__(self, at: int) -> None:
-        self.at = at
-
-    def log(self, row: dict, step: int) -> None:
-        if step == self.at:
-            raise KeyboardInterrupt
-
-
 def _train(folder: Path, **kwargs) -> tuple[torch.nn.Module, object]:
     data = torch.from_numpy(make_data(TINY, 0)[0])
     torch.manual_seed(0)
@@ -70,7 +59,7 @@ def _train(folder: Path, **kwargs) -> tuple[torch.nn.Module, object]:
 def test_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     straight, straight_stats = _train(tmp_path / "a", log_every=1)
     with pytest.raises(KeyboardInterrupt):
-        _train(tmp_path / "b", log_every=1, logger=_Interrupt(7))
+        _train(tmp_path / "b", log_every=1, logger=InterruptAt(7))
     assert [p.name for p in Checkpointer(tmp_path / "b", every=4).checkpoints()] == ["step-4.ckpt"]
     resumed, resumed_stats = _train(tmp_path / "b", log_every=1, resume="auto")
     assert torch.equal(flat_parameters(straight.net), flat_parameters(resumed.net))

@@ -13,7 +13,7 @@ import torch
 from iclr25.lrnn_state_tracking.config import TrainConfig
 from iclr25.lrnn_state_tracking.training import train
 from iclr25.shared.fabric import Checkpointer
-from iclr25.shared.testing import flat_parameters, reproduce_full_preset, two_processes_equal_one
+from iclr25.shared.testing import InterruptAt, flat_parameters, reproduce_full_preset, two_processes_equal_one
 
 TINY = TrainConfig(task="parity", model="deltanet", d_model=16, n_layers=1, n_heads=2, steps=4, batch_size=8, warmup=1)
 
@@ -39,22 +39,11 @@ def test_two_processes_equal_one_with_the_whole_batch(tmp_path: Path) -> None:
         train(TrainConfig(batch_size=7), "cpu", fabric=type("TwoProcesses", (), {"global_rank": 0, "world_size": 2}))
 
 
-class _Interrupt:
-    """A logger that stops training after a given step, as Ctrl-C would."""
-
-    def __init__(self, at: int) -> None:
-        self.at = at
-
-    def log(self, row: dict, step: int) -> None:
-        if step == self.at:
-            raise KeyboardInterrupt
-
-
 def test_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     cfg = dataclasses.replace(TINY, steps=10)
     straight = train(cfg, "cpu", checkpointer=Checkpointer(tmp_path / "a", every=4))
     with pytest.raises(KeyboardInterrupt):
-        train(cfg, "cpu", log_every=1, logger=_Interrupt(7), checkpointer=Checkpointer(tmp_path / "b", every=4))
+        train(cfg, "cpu", log_every=1, logger=InterruptAt(7), checkpointer=Checkpointer(tmp_path / "b", every=4))
     assert [p.name for p in Checkpointer(tmp_path / "b", every=4).checkpoints()] == ["step-4.ckpt"]
     resumed = train(cfg, "cpu", checkpointer=Checkpointer(tmp_path / "b", every=4), resume="auto")
     assert torch.equal(flat_parameters(straight.model), flat_parameters(resumed.model))

@@ -1,5 +1,6 @@
 """Test helpers for the packages' scale-out checks (two CPU processes over gloo equal one; the full preset starts on
-two processes and checkpoints). Imported only by tests; torch loads inside the functions."""
+two processes and checkpoints; a run stopped as Ctrl-C would resumes exactly). Imported only by tests; torch loads
+inside the functions."""
 
 from __future__ import annotations
 
@@ -12,6 +13,17 @@ from pathlib import Path
 from typing import Any
 
 DISTRIBUTED_ENV = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT")
+
+
+class InterruptAt:
+    """A metrics logger that stops training at step `at` as Ctrl-C would (raises KeyboardInterrupt from `log`)."""
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+
+    def log(self, row: dict[str, Any], step: int) -> None:
+        if step == self.at:
+            raise KeyboardInterrupt
 
 
 def flat_parameters(module: Any) -> Any:
