@@ -34,6 +34,7 @@ def test_names_match_the_heavy_modules():
         ({"threads": 0}, "threads must be an integer >= 1"),
         ({"log_every": -1}, "log_every must be an integer >= 0"),
         ({"theory": "yes"}, "theory must be true or false"),
+        ({"grid_deltanet_mode": "triton"}, "grid_deltanet_mode must be one of chunk, recurrent, fla"),
     ],
 )
 def test_bad_values_are_rejected(change, message):

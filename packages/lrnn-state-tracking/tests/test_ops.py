@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 import torch
 
+from iclr25.lrnn_state_tracking.config import TrainConfig
+from iclr25.lrnn_state_tracking.models import DeltaNetLayer
 from iclr25.lrnn_state_tracking.ops import (
+    delta_rule,
     delta_rule_chunked,
+    delta_rule_fla,
     diagonal_scan,
     mamba_transition,
     parse_eig_range,
@@ -51,6 +57,43 @@ def test_delta_rule_initial_state_and_beta_zero_padding():
     assert torch.allclose(s_ref, s_fast, atol=1e-10)
     with pytest.raises(ValueError, match="chunk_size"):
         delta_rule_chunked(q, k, v, beta, chunk_size=0)
+
+
+def _fake_fla_kernel(q, k, v, beta, scale=None, initial_state=None, output_final_state=False):
+    """A stand-in with the contract of fla.ops.delta_rule.chunk_delta_rule: (B, T, H, D), no float32, β (B, T, H)."""
+    assert q.dtype == k.dtype == v.dtype == beta.dtype == torch.bfloat16  # FLA's chunk kernel refuses float32
+    assert q.shape[:3] == beta.shape and q.is_contiguous() and output_final_state
+    assert initial_state is None or initial_state.dtype == torch.float32
+    o, s = delta_rule_chunked(*(t.float().transpose(1, 2) for t in (q, k, v, beta)), 64, initial_state, scale)
+    return o.transpose(1, 2).bfloat16(), s  # FLA: output in the input dtype, final state in float32
+
+
+def test_fla_mode_layout_and_dtypes_with_a_stand_in_kernel():
+    """Our side of the FLA path (layout, casts, gradients) on the CPU; the real kernel is tested in test_gpu.py."""
+    q, k, v, beta = _delta_inputs(torch.float32, 100)
+    s0 = torch.randn(2, 2, 16, 8)
+    o_fla, s_fla = delta_rule_fla(q, k, v, beta, initial_state=s0, kernel=_fake_fla_kernel)
+    o_ref, s_ref = delta_rule_chunked(q, k, v, beta, initial_state=s0)
+    assert o_fla.dtype == torch.float32 and o_fla.shape == o_ref.shape and s_fla.shape == s_ref.shape
+    assert (o_fla - o_ref).abs().max() <= 0.05 * o_ref.abs().max()  # bfloat16 inputs
+    assert (s_fla - s_ref).abs().max() <= 0.05 * s_ref.abs().max()
+    grads = torch.autograd.grad(o_fla.sum(), (q, k, v, beta))
+    assert all(g.dtype == torch.float32 and g.abs().sum() > 0 for g in grads)
+
+
+def test_fla_mode_is_refused_on_cpu_and_never_imported_otherwise(monkeypatch):
+    for name in ("fla", "fla.ops", "fla.ops.delta_rule"):  # any import of the optional package now fails
+        monkeypatch.setitem(sys.modules, name, None)
+    q, k, v, beta = (t.detach() for t in _delta_inputs(torch.float32, 8))
+    with pytest.raises(ValueError, match="needs CUDA tensors"):
+        delta_rule(q, k, v, beta, mode="fla")
+    with pytest.raises(ValueError, match="mode must be one of chunk, recurrent, fla"):
+        delta_rule(q, k, v, beta, mode="triton")
+    with pytest.raises(ValueError, match="mode must be one of"):
+        DeltaNetLayer(16, 2, mode="triton")
+    with pytest.raises(ValueError, match="deltanet_mode must be one of"):
+        TrainConfig(deltanet_mode="triton")
+    DeltaNetLayer(16, 2)(torch.randn(1, 5, 16))  # the default path never imports the optional package
 
 
 @pytest.mark.parametrize("method", ["assoc", "chunk"])

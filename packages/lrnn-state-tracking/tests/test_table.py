@@ -96,3 +96,18 @@ def test_study_claims_margins():
     }
     (more,) = studies.study_claims(budget)
     assert more.name == "budget_1L_3000_steps" and more.holds
+
+
+def test_pilot_appends_a_record_with_its_command(tmp_path, capsys):
+    tiny = ["model=figure1", "d_model=4", "steps=2", "batch_size=4", "warmup=0"]
+    args = ["--out", str(tmp_path), "--eval-n", "8", *tiny]
+    assert studies.main(["pilot", *args]) == 0
+    assert studies.main(["pilot", *args, "seed=1"]) == 0
+    lines = (tmp_path / "pilots.jsonl").read_text(encoding="utf-8").splitlines()
+    first, second = (json.loads(line) for line in lines)
+    assert first["command"].startswith("python -m iclr25.lrnn_state_tracking.studies pilot --out")
+    assert first["config"]["model"] == "figure1" and second["config"]["seed"] == 1
+    assert -1 <= first["test_scaled_accuracy"] <= 1 and first["test_lengths"] == "40-256" and first["cpu_s"] >= 0
+    assert '"test_scaled_accuracy"' in capsys.readouterr().out
+    with pytest.raises(ValueError, match="--eval-n"):
+        studies.main(["pilot", "--out", str(tmp_path), "--eval-n", "0"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iclr25.shared.validate import (
+    check_bool,
     check_in_range,
     check_int_at_least,
     check_nonnegative,
@@ -17,6 +18,7 @@ TASKS = ("parity", "mod", "modbra")  # data.TASKS
 MODELS = ("figure1", "deltanet", "mamba", "diagonal", "fullmatrix", "lstm", "transformer")  # baselines.ALL_MODELS
 GRID_MODELS = ("deltanet", "mamba", "lstm", "transformer")  # the Table-3 rows
 SCHEDULES = ("cosine", "constant")
+DELTA_MODES = ("chunk", "recurrent", "fla")  # DeltaNet's delta rule: ours chunked, ours step by step, FLA's kernel
 MAX_LEN = 256  # the longest test sequence of the paper's protocol
 
 
@@ -28,11 +30,6 @@ def parse_eig_range(value: str) -> str:
     if text in ("-1,1", "-1.0,1.0"):
         return "[-1,1]"
     raise ValueError(f"eig_range must be one of [0,1] or [-1,1] (also written 0,1 / -1,1), got {value!r}")
-
-
-def _check_bool(name: str, value: object) -> None:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be true or false, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -64,6 +61,7 @@ class Config:
     grid_wd_parity: float = 0.0
     grid_wd_mod: float = 0.1
     grid_gated: bool = False  # gate the spec §9.7 claims (full scale only)
+    grid_deltanet_mode: str = "chunk"  # "fla": FLA's Triton kernel for DeltaNet (optional fla-core, CUDA only)
     # evaluation
     eval_n: int = 2_048  # official 8 192
     eval_min_len: int = 40
@@ -78,7 +76,7 @@ class Config:
 
     def __post_init__(self) -> None:
         for name in ("fig1", "grid_gated", "theory"):
-            _check_bool(name, getattr(self, name))
+            check_bool(name, getattr(self, name))
         for name in ("fig1_dim", "fig1_steps", "fig1_batch", "fig1_seeds"):
             check_int_at_least(name, getattr(self, name), 1)
         check_positive("fig1_lr", self.fig1_lr)
@@ -89,6 +87,7 @@ class Config:
         for name in ("grid_seeds", "grid_d_model", "grid_layers", "grid_heads", "grid_batch"):
             check_int_at_least(name, getattr(self, name), 1)
         check_positive("grid_lr", self.grid_lr)
+        check_one_of("grid_deltanet_mode", self.grid_deltanet_mode, DELTA_MODES)
         check_int_at_least("grid_steps_parity", self.grid_steps_parity, 1)
         check_int_at_least("grid_steps_mod", self.grid_steps_mod, 1)
         check_int_at_least("grid_warmup_parity", self.grid_warmup_parity, 0)
@@ -167,10 +166,12 @@ class TrainConfig:
     eval_seed: int = 12_345
     seed: int = 0
     amp: bool = True  # bf16 autocast on CUDA (fp32 state); ignored on CPU
+    deltanet_mode: str = "chunk"  # "fla": FLA's Triton chunk kernel (optional fla-core, CUDA only)
 
     def __post_init__(self) -> None:
         check_one_of("task", self.task, TASKS)
         check_one_of("model", self.model, MODELS)
+        check_one_of("deltanet_mode", self.deltanet_mode, DELTA_MODES)
         object.__setattr__(self, "eig_range", parse_eig_range(self.eig_range))
         check_one_of("schedule", self.schedule, SCHEDULES)
         for name in ("steps", "batch_size", "eval_n", "eval_batch", "d_model", "n_layers", "n_heads"):
@@ -184,7 +185,7 @@ class TrainConfig:
             check_int_at_least(name, getattr(self, name), 0)
         check_in_range("min_lr_ratio", self.min_lr_ratio, 0.0, 1.0)
         for name in ("use_short_conv", "mult", "amp"):
-            _check_bool(name, getattr(self, name))
+            check_bool(name, getattr(self, name))
 
 
 # `train` presets: quick = the spec's 1-layer CPU setting, full = the official YAML (parity: 20k steps).
@@ -262,7 +263,7 @@ class WordConfig:
         check_one_of("subset", self.subset, WORD_SUBSETS)
         check_one_of("model", self.model, WORD_MODELS)
         object.__setattr__(self, "eig_range", parse_eig_range(self.eig_range))
-        _check_bool("use_short_conv", self.use_short_conv)
+        check_bool("use_short_conv", self.use_short_conv)
         for name in ("d_model", "n_layers", "n_heads", "train_len", "test_len", "steps", "batch_size", "eval_n"):
             check_int_at_least(name, getattr(self, name), 1)
         for name in ("warmup", "eval_seed", "seed"):

@@ -2,8 +2,8 @@
 Eigenvalues" (ICLR 2025, arXiv 2411.12537): `torch.compile` of a whole training step measured against eager PyTorch,
 and the full preset's step count, from which its time per GPU count is estimated.
 
-The optional FLA Triton kernels (`allow_neg_eigval`) need a GPU; `tests/test_gpu.py` compares them with our chunked
-delta rule where one is present.
+The optional FLA Triton kernel (`ops.delta_rule_fla`, DeltaNet's `mode="fla"`) needs a GPU and `fla-core`;
+`fla_speedup` measures it against our chunked delta rule, and `tests/test_gpu.py` runs both where they are present.
 """
 
 from __future__ import annotations
@@ -83,6 +83,38 @@ def compile_speedup(
             times.append(time.perf_counter() - start)
         out[f"{name}_tokens_per_s"] = x.numel() / min(times)
     out["speedup"] = out["compiled_tokens_per_s"] / out["eager_tokens_per_s"]
+    return out
+
+
+def fla_speedup(
+    batch_size: int = 8, n_heads: int = 4, seq_len: int = 2_048, head_dim: int = 64, reps: int = 10, seed: int = 0
+) -> dict[str, float]:
+    """Forward+backward tokens/s of our chunked delta rule (float32) against FLA's Triton kernel (bfloat16) on CUDA,
+    with β ∈ (0, 2) and unit keys, and the largest output difference between them."""
+    from iclr25.lrnn_state_tracking.ops import delta_rule_chunked, delta_rule_fla
+
+    if not torch.cuda.is_available():
+        raise ValueError("fla_speedup needs a CUDA device")
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    shape = (batch_size, n_heads, seq_len, head_dim)
+    q, k, v = (torch.randn(shape, device="cuda", generator=g) for _ in range(3))
+    k = F.normalize(k, dim=-1)
+    beta = 2 * torch.rand(shape[:3], device="cuda", generator=g)
+    leaves = [t.requires_grad_() for t in (q, k, v, beta)]
+    forms = {"ours": lambda: delta_rule_chunked(*leaves, chunk_size=64)[0], "fla": lambda: delta_rule_fla(*leaves)[0]}
+    with torch.no_grad():
+        out: dict[str, float] = {"max_abs_diff": (forms["ours"]() - forms["fla"]()).abs().max().item()}
+    for name, fn in forms.items():
+        fn().sum().backward()  # warm-up (and Triton's compilation)
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(reps):
+            start = time.perf_counter()
+            fn().sum().backward()
+            torch.cuda.synchronize()
+            times.append(time.perf_counter() - start)
+        out[f"{name}_fwd_bwd_tokens_per_s"] = batch_size * seq_len / min(times)
+    out["speedup"] = out["fla_fwd_bwd_tokens_per_s"] / out["ours_fwd_bwd_tokens_per_s"]
     return out
 
 

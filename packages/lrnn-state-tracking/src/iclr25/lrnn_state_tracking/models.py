@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from iclr25.lrnn_state_tracking.ops import delta_rule, diagonal_scan, parse_eig_range, selective_scan
+from iclr25.lrnn_state_tracking.ops import DELTA_MODES, delta_rule, diagonal_scan, parse_eig_range, selective_scan
 
 
 def _state_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -112,8 +112,10 @@ class DeltaNetLayer(nn.Module):
             raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
         self.eig_range = parse_eig_range(eig_range)
         self.beta_scale = 2.0 if self.eig_range == "[-1,1]" else 1.0  # §4: β ∈ [0, 2] gives eigenvalues in [-1, 1]
+        if mode not in DELTA_MODES:
+            raise ValueError(f"mode must be one of {', '.join(DELTA_MODES)}; got {mode!r}")
         self.n_heads, self.head_dim = n_heads, d_model // n_heads
-        self.mode, self.chunk_size = mode, chunk_size
+        self.mode, self.chunk_size = mode, chunk_size  # "fla": FLA's Triton kernel (optional, CUDA only)
         self.q_proj = nn.Linear(d_model, d_model, bias=False)
         self.k_proj = nn.Linear(d_model, d_model, bias=False)
         self.v_proj = nn.Linear(d_model, d_model, bias=False)

@@ -5,6 +5,7 @@ Through Negative Eigenvalues" (ICLR 2025, arXiv 2411.12537).
   negative a (log-space cumulative products, as used by Mamba-2/GLA chunking, are not: spec §3.7.3).
 - `delta_rule_chunked`: the chunked WY/UT form of the delta rule (DeltaNet, Yang et al. 2024), which the paper uses
   unchanged for β ∈ (0, 2). Inside a chunk, (I + L) U = diag(β)(V - K S₀) with L = strictly_lower(diag(β) K Kᵀ).
+- `delta_rule_fla`: the same by FLA's Triton kernel (optional, CUDA only; imported only when asked for).
 - `selective_scan`: Mamba's scan with Ā = exp(ΔA) or 2·exp(ΔA) - 1 (paper §4), computed with `diagonal_scan`.
 
 The step-by-step forms they are tested against live in `reference.py`.
@@ -12,10 +13,12 @@ The step-by-step forms they are tested against live in `reference.py`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import Tensor
 
-from iclr25.lrnn_state_tracking.config import parse_eig_range  # the stdlib-only config module owns it
+from iclr25.lrnn_state_tracking.config import DELTA_MODES, parse_eig_range  # the stdlib-only config module owns them
 
 EIG_RANGES = ("[0,1]", "[-1,1]")
 
@@ -118,6 +121,39 @@ def delta_rule_chunked(
     return o, S
 
 
+def delta_rule_fla(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    beta: Tensor,
+    initial_state: Tensor | None = None,
+    scale: float | None = None,
+    kernel: Any = None,
+) -> tuple[Tensor, Tensor]:
+    """The delta rule by FLA's Triton chunk kernel (optional `fla-core`, CUDA only), on our (B, H, T, D) layout.
+
+    `fla.ops.delta_rule.chunk_delta_rule` (fla-core 0.5-0.6) takes (B, T, H, D) and refuses float32, so inputs go in
+    as bfloat16 (its state accumulates in float32) and the output comes back in q's dtype. β ∈ (0, 2) is passed as
+    it is: FLA's `allow_neg_eigval=True` is the same doubling of σ(·) before this kernel. `kernel` defaults to that
+    function, imported only here; a stand-in with its signature (tests) skips the CUDA check.
+    """
+    if kernel is None:
+        if not q.is_cuda:
+            raise ValueError("delta-rule mode 'fla' (FLA's Triton kernel) needs CUDA tensors; use mode 'chunk'")
+        try:
+            from fla.ops.delta_rule import chunk_delta_rule as kernel
+        except ImportError as e:
+            raise ValueError(
+                f"delta-rule mode 'fla' needs the optional package fla-core with triton ({e}); use mode 'chunk'"
+            ) from None
+    low = q.dtype if q.dtype in (torch.float16, torch.bfloat16) else torch.bfloat16
+    q_, k_, v_ = (t.transpose(1, 2).to(low).contiguous() for t in (q, k, v))  # (B, T, H, D)
+    beta_ = beta.transpose(1, 2).to(low).contiguous()  # (B, T, H)
+    h0 = None if initial_state is None else initial_state.float()  # (B, H, Dk, Dv), as ours
+    o, state = kernel(q_, k_, v_, beta_, scale=scale, initial_state=h0, output_final_state=True)
+    return o.transpose(1, 2).to(q.dtype), state.to(q.dtype)
+
+
 def delta_rule(
     q: Tensor,
     k: Tensor,
@@ -128,14 +164,16 @@ def delta_rule(
     initial_state: Tensor | None = None,
     scale: float | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """Dispatch to the chunked ("chunk") or step-by-step ("recurrent") delta rule."""
+    """Dispatch to the chunked ("chunk"), step-by-step ("recurrent") or FLA-kernel ("fla", CUDA) delta rule."""
     if mode == "chunk":
         return delta_rule_chunked(q, k, v, beta, chunk_size, initial_state, scale)
     if mode == "recurrent":
         from iclr25.lrnn_state_tracking.reference import delta_rule_recurrent
 
         return delta_rule_recurrent(q, k, v, beta, initial_state, scale)
-    raise ValueError(f"mode must be 'chunk' or 'recurrent', got {mode!r}")
+    if mode == "fla":
+        return delta_rule_fla(q, k, v, beta, initial_state, scale)
+    raise ValueError(f"mode must be one of {', '.join(DELTA_MODES)}; got {mode!r}")
 
 
 def mamba_transition(delta: Tensor, A: Tensor, eig_range: str = "[0,1]") -> Tensor:

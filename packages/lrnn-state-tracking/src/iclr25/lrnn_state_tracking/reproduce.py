@@ -53,6 +53,7 @@ def _grid_config(cfg: Config, task: str, model: str, eig_range: str, seed: int) 
         warmup=cfg.grid_warmup_parity if parity else cfg.grid_warmup_mod,
         eval_n=cfg.eval_n,
         seed=seed,
+        deltanet_mode=cfg.grid_deltanet_mode,
     )
 
 

@@ -5,8 +5,10 @@ allowed), for a few seeds, and writes `study.json` (per-seed values, setting, CP
 
     python -m iclr25.lrnn_state_tracking.studies deltanet_budget --out results/studies/deltanet_budget
 
+    python -m iclr25.lrnn_state_tracking.studies pilot --out results/studies/mamba_pilots model=mamba steps=2000
+
 Studies (settings fixed from pilots on seed 0 before the runs; Mamba parity has none: no CPU-sized pilot learned it,
-see the README):
+see the README; `pilot` runs one `TrainConfig` and appends its record to `pilots.jsonl`):
 - `deltanet_budget`: the quick preset's 1-layer DeltaNet [-1,1] on parity with 3x the steps, and with 2 layers.
 - `mod_arith`: DeltaNet [-1,1] vs [0,1] on modular arithmetic without brackets (Table 3).
 - `s5_swaps`: DeltaNet [-1,1] vs [0,1] on S5 with swaps only (Fig. 4), sequence accuracy vs length.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -173,8 +176,63 @@ def study_claims(record: dict[str, Any]) -> list[Any]:
     ]
 
 
+def pilot(cfg: TrainConfig, eval_n: int = 512, device: str = "cpu") -> dict[str, Any]:
+    """Train one config and score it at the test lengths (`eval_n` sequences) and at the training lengths (512): the
+    record of a pilot that chooses a study's setting (loss history, CPU and wall time)."""
+    import torch
+
+    from iclr25.lrnn_state_tracking.training import evaluate, train
+
+    class _Echo:  # the loss and training accuracy on stderr as they come, to stop a pilot that does not learn
+        def log(self, row: dict[str, float], step: int) -> None:
+            print(f"step {step}: " + ", ".join(f"{k} {v:.4f}" for k, v in row.items()), file=sys.stderr, flush=True)
+
+    torch.set_num_threads(1)
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    res = train(cfg, device, log_every=max(1, cfg.steps // 20), logger=_Echo())
+    test = (39, 255) if cfg.task == "mod" else (40, 256)
+    kw = {"batch_size": 128, "device": device, "mult": cfg.mult}
+    at_test = evaluate(res.model, cfg.task, eval_n, test, **kw)["scaled_accuracy"]
+    at_train = evaluate(res.model, cfg.task, 512, (3, 40), seed=54_321, **kw)["scaled_accuracy"]
+    return {
+        "config": asdict(cfg),
+        "test_lengths": f"{test[0]}-{test[1]}",
+        "test_scaled_accuracy": round(at_test, 4),
+        "train_lengths_scaled_accuracy": round(at_train, 4),
+        "history": [{k: round(v, 4) for k, v in row.items()} for row in res.history],
+        "cpu_s": round(time.process_time() - cpu0, 1),
+        "wall_s": round(time.perf_counter() - wall0, 1),
+    }
+
+
+def pilot_main(argv: list[str]) -> int:
+    """`... studies pilot --out DIR key=value ...`: one pilot run (a `TrainConfig`), appended to DIR/pilots.jsonl."""
+    from iclr25.shared.cli import build_config
+
+    parser = argparse.ArgumentParser(prog="python -m iclr25.lrnn_state_tracking.studies pilot")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--eval-n", type=int, default=512, help="test sequences (default: %(default)s)")
+    parser.add_argument("overrides", nargs="*", help="TrainConfig fields as key=value")
+    args = parser.parse_args(argv)
+    if args.eval_n < 1:
+        raise ValueError(f"--eval-n must be >= 1, got {args.eval_n}")
+    cfg = build_config(TrainConfig(), None, args.overrides)
+    record = {"command": " ".join(["python -m iclr25.lrnn_state_tracking.studies pilot", *argv])} | pilot(
+        cfg, args.eval_n
+    )
+    args.out.mkdir(parents=True, exist_ok=True)
+    with (args.out / "pilots.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps(record) + "\n")
+    print(json.dumps({k: v for k, v in record.items() if k not in ("config", "history")}))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`python -m iclr25.lrnn_state_tracking.studies NAME --out DIR [--seeds 0,1]`: run a study, write study.json."""
+    """`python -m iclr25.lrnn_state_tracking.studies NAME --out DIR [--seeds 0,1]`: run a study, write study.json;
+    `... studies pilot --out DIR key=value ...`: one pilot run."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["pilot"]:
+        return pilot_main(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("name", choices=sorted(STUDIES))
     parser.add_argument("--out", type=Path, required=True)

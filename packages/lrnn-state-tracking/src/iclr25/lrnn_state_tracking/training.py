@@ -45,6 +45,7 @@ def make_model(cfg: TrainConfig) -> nn.Module:
     kwargs: dict[str, Any] = {}
     if cfg.model == "deltanet":
         kwargs["use_short_conv"] = cfg.use_short_conv
+        kwargs["mode"] = cfg.deltanet_mode
     return build_model(cfg.model, task.vocab_size, cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.eig_range, **kwargs)
 
 
