@@ -14,7 +14,7 @@ from iclr25.etd_exploration.cli import main
         (["train", "--env", "NoSuchTask-1x1", "--frames", "10"], "unknown MiniGrid"),
         (["train", "--frames", "10", "n_envs=x"], "n_envs expects int"),
         (["train", "--frames", "10", "bogus=1"], "unknown override key"),
-        (["train", "--intrinsic", "deir"], "invalid choice"),
+        (["train", "--intrinsic", "ngu"], "invalid choice"),
         (["reproduce", "--scale", "huge"], "invalid choice"),
         (["reproduce", "--scale", "ci", "maze_steps=abc"], "maze_steps expects int"),
         (["eval", "does/not/exist"], "does not exist"),

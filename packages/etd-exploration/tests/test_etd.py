@@ -180,7 +180,7 @@ def test_episodic_reward_matches_reference_over_a_stream():
         # with same-step reset the next step starts from a fresh observation; reuse obs[t+1] for the stream
         z = torch.tensor(obs[:, n])
         ref = episodic_rewards_ref(z[:-1], z[1:], dones[:, n])
-        np.testing.assert_allclose(fast[:, n], ref, atol=1e-5)  # float32, the L2 part through a matmul
+        np.testing.assert_allclose(fast[:, n], ref, atol=1e-5)  # float32
 
 
 def test_critic_logits_use_the_potential():

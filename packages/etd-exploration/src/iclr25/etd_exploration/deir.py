@@ -250,13 +250,14 @@ class DEIRReward:
         return {"deir_state": states}
 
     def update(self, batch: dict[str, Tensor]) -> dict[str, float]:
-        """One discriminator step on the minibatch's real transitions (obs, action, next obs) and as many fakes."""
+        """One discriminator step on the minibatch's real transitions (obs, action, next obs) and as many fakes, from
+        the stored trajectory states `deir_state` (zero states when the batch has none)."""
         obs, real, actions = batch["obs"], batch["next_obs"], batch["actions"]
         state = batch.get("deir_state")
         if state is None:
             state = torch.zeros(len(obs), self.model.feature_dim, device=obs.device)
         fake, differs = self.fake_observations(real)
-        e_t, e_real, e_fake = self.model.embed(torch.cat([obs, real, fake.to(real.dtype)])).split(len(obs))
+        e_t, e_real, e_fake = self.model.embed(torch.cat([obs, real, fake])).split(len(obs))
         h_t = self.model.trajectory(e_t, state)
         h_next = self.model.trajectory(torch.cat([e_real, e_fake]), torch.cat([h_t, h_t]))
         logits = self.model.logits(torch.cat([h_t, h_t]), h_next, torch.cat([actions, actions]))
