@@ -150,7 +150,7 @@ def test_model_shapes():
 
 
 def test_tiny_ppo_run_with_deir():
-    from iclr25.etd_exploration.ppo import PPOConfig, train
+    from iclr25.etd_exploration.ppo import CPU_PARTS, PPOConfig, train
 
     cfg = PPOConfig(
         env_id="MiniGrid-Empty-5x5-v0", intrinsic="deir", total_frames=128, n_envs=2, n_steps=32, batch_size=32
@@ -158,3 +158,6 @@ def test_tiny_ppo_run_with_deir():
     res = train(cfg)
     assert res["frames"] == 128 and "dsc_loss" in res["curve"][-1]
     assert res["intrinsic"].rollouts == 2 and res["intrinsic"]._rollout_states == []
+    cpu = res["cpu_seconds"]  # CPU time by part of the loop: the parts add up to at most the total
+    assert set(cpu) == set(CPU_PARTS) and cpu["intrinsic_train"] > 0 and cpu["env"] > 0
+    assert sum(v for k, v in cpu.items() if k != "total") <= cpu["total"] + 1e-6

@@ -10,6 +10,10 @@ their steady-state sizes (uniform on 0..L-1). Reported per length (CPU seconds, 
 - `train_s`: the critic's 64 contrastive steps (one per PPO minibatch, as in the official code);
 - `ppo_s`: the no-bonus PPO iteration (env stepping, policy, GAE, PPO update);
 - `reward_fraction = (score_s + refresh_s) / ppo_s` and `total_fraction = (score_s + refresh_s + train_s) / ppo_s`.
+
+`full_preset_profile` (the `profile` verb): CPU seconds by part of one official-size iteration (no bonus, ETD, DEIR),
+env stepping on each task of the full preset, the ATen ops and FLOPs of every model part, and from them an estimate
+of the full preset's time on one GPU under the stated per-op cost and FLOP rate (an estimate, not a measurement).
 """
 
 from __future__ import annotations
@@ -120,10 +124,10 @@ def env_seconds(env_id: str, n_envs: int = 16, n_steps: int = 512, seed: int = 0
     return time.process_time() - start
 
 
-def iteration_cpu_seconds(env_id: str, intrinsic: str, seed: int = 0, **sizes: int) -> dict[str, float]:
+def iteration_cpu_seconds(env_id: str, intrinsic: str, seed: int = 0) -> dict[str, float]:
     """CPU seconds by part of one PPO iteration at the official sizes (16 envs x 512 steps, minibatch 512, 4 epochs)."""
-    cfg = PPOConfig(env_id=env_id, intrinsic=intrinsic, seed=seed, **sizes)
-    cfg = PPOConfig(**{**cfg.__dict__, "total_frames": cfg.n_envs * cfg.n_steps})
+    sizes = PPOConfig()
+    cfg = PPOConfig(env_id=env_id, intrinsic=intrinsic, seed=seed, total_frames=sizes.n_envs * sizes.n_steps)
     cpu = train(cfg, visitation=False)["cpu_seconds"]
     cpu["other"] = cpu["total"] - sum(v for k, v in cpu.items() if k != "total")  # buffers, GAE, advantages
     return cpu
