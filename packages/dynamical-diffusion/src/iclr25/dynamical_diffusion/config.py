@@ -93,11 +93,11 @@ PRESETS: dict[str, Config] = {
     # 8 members. `iclr25-dynamical-diffusion reproduce --scale quick workers=2`: ~10 min on 2 idle CPU cores
     # (~17 min with workers=1).
     "quick": Config(),
-    # Paired benchmark: the quick setting on 10 seeds (0-9; seeds 0-4 repeat quick and the ablation run digit for
-    # digit) with DPM, DyDiff r = 0.5, DyDiff r = 0.1 and DyDiff r = 0.5 with independent noise, every variant
-    # compared with DPM seed by seed (exact sign-flip test, Holm over the three); no clipped sampling.
-    # `iclr25-dynamical-diffusion reproduce --scale bench`: ~45 CPU-min (40 models at ~70 CPU-s each, measured on
-    # seeds 5-9 of quick); ~25 min on 2 idle cores. Not run here (see the README).
+    # Paired benchmark: the quick setting on 10 seeds (0-9; DPM and DyDiff repeat quick's seeds digit for digit on
+    # the same machine) with DPM, DyDiff r = 0.5, DyDiff r = 0.1 and DyDiff r = 0.5 with independent noise; every
+    # variant compared with DPM and each ablation with DyDiff seed by seed (exact sign-flip test, Holm within each
+    # family); no clipped sampling. `iclr25-dynamical-diffusion reproduce --scale bench`: ~55 CPU-min (~330 CPU-s
+    # per seed of 4 models); ~30 min on 2 idle cores. `--seed K seeds=1` runs seed K alone (same numbers).
     "bench": Config(seeds=10, ablation_ratios=(0.1,), noise_ablation=True, clip_ablation=None, workers=2),
     # Full (one GPU): a Turbulence-like 2-D setting, 4 -> 11 frames at 64x64, the official optimiser (AdamW 1e-4,
     # batch 16) and sampler (DDIM 50, 8 members); a 64-wide UNet with mult (1, 2, 4, 4).
