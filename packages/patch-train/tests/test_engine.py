@@ -61,3 +61,34 @@ def test_step_breakdown_times_every_part(tiny_model):
     for name in ("token", "patch"):
         assert set(parts[name]) == {"forward", "backward", "clip", "optimizer", "total"}
         assert parts[name]["total"] == pytest.approx(sum(v for k, v in parts[name].items() if k != "total"))
+
+
+def test_flat_buffers_update_as_per_parameter_adamw(tiny_model):
+    from iclr25.patch_train.patch import patch_forward
+    from iclr25.patch_train.plan import StagePlan
+    from iclr25.patch_train.stage import OptimConfig, clip_grad_norm_buffers_, make_optimizer
+
+    plan = StagePlan("patch", 4, 64, 2, 3, 1, 1e-2)
+    a, b = copy.deepcopy(tiny_model), copy.deepcopy(tiny_model)
+    before = [p.detach().clone() for p in b.parameters()]
+    opt_a, sched_a = make_optimizer(a, plan, OptimConfig())
+    opt_b, sched_b = make_optimizer(b, plan, OptimConfig(), flat=True)
+    flat = [p for g in opt_b.param_groups for p in g["params"]]
+    assert [p.dim() for p in flat] == [1, 1] and sum(p.numel() for p in flat) == sum(p.numel() for p in before)
+    for p, q in zip(b.parameters(), before, strict=True):  # values kept; every parameter is a view of a buffer
+        assert torch.equal(p, q) and any(p.untyped_storage().data_ptr() == f.untyped_storage().data_ptr() for f in flat)
+    ids = torch.randint(0, 64, (3, 2, 64), generator=torch.Generator().manual_seed(0))
+    for batch in ids:
+        for model, opt, sched, params in ((a, opt_a, sched_a, list(a.parameters())), (b, opt_b, sched_b, flat)):
+            patch_forward(model, batch, 4, labels=batch)[1].backward()
+            if model is a:
+                norm = torch.nn.utils.clip_grad_norm_(params, 0.05)  # small: clipping is active
+            else:
+                torch.testing.assert_close(clip_grad_norm_buffers_([f.grad for f in flat], 0.05), norm)
+            opt.step()
+            sched.step()
+            opt.zero_grad(set_to_none=model is a)
+        assert all(g.abs().sum() == 0 for g in (p.grad for p in b.parameters()))  # zeroed in place, still views
+    for p, q in zip(a.parameters(), b.parameters(), strict=True):
+        torch.testing.assert_close(p, q, rtol=0, atol=1e-6)
+    assert opt_b.state[flat[0]]["step"] == 3

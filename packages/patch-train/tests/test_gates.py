@@ -125,8 +125,8 @@ def test_switch_gate_fails_when_the_optimizer_state_is_carried_over(monkeypatch)
     made: list = []
     real = stage_mod.make_optimizer
 
-    def carried(model, plan, optim):  # the second stage keeps the first stage's AdamW (state and all)
-        opt, sched = real(model, plan, optim)
+    def carried(model, plan, optim, **kw):  # the second stage keeps the first stage's AdamW (state and all)
+        opt, sched = real(model, plan, optim, **kw)
         if made:
             opt.load_state_dict(made[0].state_dict())
             for group in opt.param_groups:
@@ -143,8 +143,8 @@ def test_switch_gate_fails_when_the_schedule_continues(monkeypatch):
     offset = {"steps": 0}
     real = stage_mod.make_optimizer
 
-    def continued(model, plan, optim):  # one schedule over both stages: stage 2 starts at stage 1's last step
-        opt, _ = real(model, plan, optim)
+    def continued(model, plan, optim, **kw):  # one schedule over both stages: stage 2 starts at stage 1's last step
+        opt, _ = real(model, plan, optim, **kw)
         start, total = offset["steps"], offset["steps"] + plan.steps
         sched = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda s: plan_mod.hf_cosine_lr(start + s, 1.0, plan.warmup, total)

@@ -13,6 +13,7 @@ from iclr25.shared.validate import (
     check_nonnegative,
     check_one_of,
     check_positive,
+    check_text,
 )
 
 # name: d_model, d_ff, layers, heads (paper Section 3.1; "tiny" is the CPU quick model, "125m" a GPU variant)
@@ -37,15 +38,10 @@ def check_model(value: object) -> None:
         raise ValueError(f"unknown model size {value!r}; allowed: {', '.join(MODEL_SIZES)}")
 
 
-def _check_name(name: str, value: object) -> None:
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{name} must be a name or a path, got {value!r}")
-
-
 @dataclass(frozen=True)
 class Config:
-    """Quick: `iclr25-patch-train reproduce --scale quick` (3 seeds x 4 runs, interleaved; 124 s of CPU, 32 min
-    of wall time on a heavily shared 2-core machine).
+    """Quick: `iclr25-patch-train reproduce --scale quick` (3 seeds x 4 runs, interleaved; 138 s of CPU, 8 min
+    of wall time on a shared 2-core machine).
 
     Expected: every gated claim holds; patch training at equal compute ends ~0.2 nats *worse* than token-only at
     this budget (3.1 tokens per parameter, past the CPU sweep's crossover near 1.3).
@@ -65,7 +61,9 @@ class Config:
     warmup: float = 0.1  # fraction of each stage (paper: 2000 steps per stage)
     runs: tuple[str, ...] = ("token", "patch", "scratch", "patch_equal_data")
     eval_windows: int = 1024  # non-overlapping T-token validation windows (seeded subset; spec: 2,048)
-    micro_batch: int = 0  # sequences per forward pass; 0 = the whole step
+    # sequences per forward pass in both stages, as the official scripts (4 per device, gradient accumulation 32 for
+    # tokens, 8 for patches): every pass runs the same positions, so equal compute takes equal time; 0 = whole step
+    micro_batch: int = 4
     threads: int = 1  # torch CPU threads (1 is fastest for the tiny model on a shared machine)
     chunk: int = 512  # the training stream is shuffled once per seed in chunks of this many tokens (0: in order)
     max_len: int = 0  # model position table; 0 = T
@@ -86,14 +84,18 @@ class Config:
             check_int_at_least(name, getattr(self, name), 0)
         check_model(self.model)
         for name in ("corpus", "tokenizer"):
-            _check_name(name, getattr(self, name))
-        if not isinstance(self.valid_corpus, str):
-            raise ValueError(f"valid_corpus must be a path or '', got {self.valid_corpus!r}")
+            check_text(name, getattr(self, name), "a name or a path", nonempty=True)
+        check_text("valid_corpus", self.valid_corpus, "a path or ''")
         check_in_range("lam", self.lam, 0.0, 1.0, low_open=True, high_open=True)
         check_positive("lr", self.lr)
         check_nonnegative("warmup", self.warmup)
         if self.tokens_per_step % (self.K * self.T):
             raise ValueError(f"tokens_per_step={self.tokens_per_step} must be a multiple of K*T={self.K * self.T}")
+        seqs = (self.tokens_per_step // (self.K * self.T), self.tokens_per_step // self.T)  # per step: patch, token
+        if self.micro_batch and any(n % self.micro_batch for n in seqs):
+            raise ValueError(
+                f"micro_batch={self.micro_batch} must divide the sequences per step of both stages {seqs} (or be 0)"
+            )
         if self.max_len and self.max_len < self.T:
             raise ValueError(f"max_len must be 0 (= T) or >= T={self.T}, got {self.max_len}")
         bad = [r for r in self.runs if r not in RUNS]
@@ -188,7 +190,7 @@ class TrainConfig:
         check_positive("lr", self.lr)
         check_nonnegative("warmup", self.warmup)
         check_model(self.model)
-        _check_name("corpus", self.corpus)
-        _check_name("tokenizer", self.tokenizer)
+        check_text("corpus", self.corpus, "a name or a path", nonempty=True)
+        check_text("tokenizer", self.tokenizer, "a name or a path", nonempty=True)
         if self.tokens_per_step % (self.K * self.T):
             raise ValueError(f"tokens_per_step={self.tokens_per_step} must be a multiple of K*T={self.K * self.T}")

@@ -3,7 +3,8 @@
 Same architecture as the paper's models (Section 3.1): pre-RMSNorm, rotary positions (RoPE, the
 rotate-half convention of the official code), causal multi-head attention, SwiGLU MLP, untied head. The
 state dict is interchangeable with the Hugging Face class (`from_hf` / `to_hf`), so a run can train on this
-module and save an ordinary Hugging Face checkpoint. It exists for speed: at the CPU scale a forward of the
+module and save an ordinary Hugging Face checkpoint. Hidden states travel as (B*T, d) matrices, so each projection
+is one matmul without the reshapes of a batched one. It exists for speed: at the CPU scale a forward of the
 Hugging Face class spends several milliseconds in Python (mask and rotary set-up, hooks, output objects),
 which does not shrink with the sequence length and would make the patch stage's extra steps cost time
 that its FLOPs do not (the README's timing study). `forward` takes `input_ids` or `inputs_embeds` and
@@ -40,14 +41,13 @@ class _Attention(nn.Module):
         self.q_proj, self.k_proj = nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False)
         self.v_proj, self.o_proj = nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-        B, T, d = x.shape
-        h = self.heads
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, B: int, T: int) -> torch.Tensor:
+        d, h = x.shape[-1], self.heads  # x: (B*T, d)
         qkv = F.linear(x, torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight]))  # one matmul
         qkv = qkv.view(B, T, 3, h, d // h).permute(2, 0, 3, 1, 4)  # (3, B, h, T, d/h)
         q, k = _rope(qkv[:2], cos, sin).unbind(0)  # rotate q and k in one go
         y = F.scaled_dot_product_attention(q, k, qkv[2], is_causal=True)
-        return self.o_proj(y.transpose(1, 2).reshape(B, T, d))
+        return F.linear(y.transpose(1, 2).reshape(B * T, d), self.o_proj.weight)
 
 
 class _MLP(nn.Module):
@@ -58,7 +58,7 @@ class _MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         gate, up = F.linear(x, torch.cat([self.gate_proj.weight, self.up_proj.weight])).chunk(2, dim=-1)
-        return self.down_proj(F.silu(gate) * up)  # SwiGLU
+        return F.linear(F.silu(gate) * up, self.down_proj.weight)  # SwiGLU
 
 
 class _Layer(nn.Module):
@@ -67,8 +67,8 @@ class _Layer(nn.Module):
         self.self_attn, self.mlp = _Attention(d, heads), _MLP(d, ff)
         self.input_layernorm, self.post_attention_layernorm = _RMSNorm(d, eps), _RMSNorm(d, eps)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-        x = x + self.self_attn(self.input_layernorm(x), cos, sin)
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, B: int, T: int) -> torch.Tensor:
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, B, T)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -119,15 +119,16 @@ class FastLlama(nn.Module):
     ) -> SimpleNamespace:
         """Logits (B, T, V) of a causal LM over token ids or given input embeddings at `position_ids` (default 0..T-1)."""
         x = self.model.embed_tokens(input_ids) if inputs_embeds is None else inputs_embeds
-        T = x.shape[1]
+        B, T, d = x.shape
         if position_ids is None:
             cos, sin = self.rope_cos[:T], self.rope_sin[:T]  # (T, dim): broadcast over batch and heads
         else:
             cos, sin = self.rope_cos[position_ids].unsqueeze(1), self.rope_sin[position_ids].unsqueeze(1)
         cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+        x = x.reshape(B * T, d)  # (B*T, d) between the layers: every projection is one plain matmul
         for layer in self.model.layers:
-            x = layer(x, cos, sin)
-        return SimpleNamespace(logits=self.lm_head(self.model.norm(x)))
+            x = layer(x, cos, sin, B, T)
+        return SimpleNamespace(logits=F.linear(self.model.norm(x), self.lm_head.weight).view(B, T, -1))
 
 
 def from_hf(hf_model: Any) -> FastLlama:

@@ -259,6 +259,11 @@ def measure(run: Run) -> tuple[dict[str, Any], dict[str, Any], dict[str, float],
         metrics["tokens_read"][name] = sum(p.tokens for p in plans[name])
         metrics["positions_run"][name] = sum(p.positions for p in plans[name])
     metrics["val_nll_per_seed"] = {n: [r["nll"] for r in results[n]] for n in config.runs}
+    # what each run did, counted by its probes (first seed): optimizer steps and forward + backward passes per stage
+    metrics["optimizer_steps"] = {n: [len(st.probe["lrs"]) for st in results[n][0]["stages"]] for n in config.runs}
+    metrics["forward_backward_calls"] = {n: [len(st.losses) for st in results[n][0]["stages"]] for n in config.runs}
+    metrics["train_s_per_seed"] = {n: [r["train_s"] for r in results[n]] for n in config.runs}
+    metrics["train_cpu_s_per_seed"] = {n: [r["train_cpu_s"] for r in results[n]] for n in config.runs}
     if "token" in config.runs:  # training time of the equal-compute patch run over the token run's, seed by seed
         pairs = list(zip(results["patch"], results["token"], strict=True))
         metrics["wall_ratio_per_seed"] = [p["train_s"] / t["train_s"] for p, t in pairs]

@@ -39,11 +39,17 @@ class OptimConfig:
     micro_batch: int | None = None  # sequences per forward pass; None: the whole step at once
 
 
-def make_optimizer(model: Any, plan: StagePlan, optim: OptimConfig) -> tuple[Any, Any]:
+def make_optimizer(model: Any, plan: StagePlan, optim: OptimConfig, flat: bool = False) -> tuple[Any, Any]:
     """A fresh AdamW (no decay on 1-D parameters; the fused kernel) and the stage's warmup + cosine `LambdaLR`
-    (lr(0) = 0)."""
+    (lr(0) = 0).
+
+    `flat=True` first moves each group's parameters into one contiguous buffer (`flatten_group`), so AdamW, clipping
+    and zeroing run one kernel per group instead of one per parameter: the same elementwise update, with gradients
+    that must then be zeroed in place (`zero_grad(set_to_none=False)`), as the plain loop does."""
     decay = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.requires_grad and p.dim() < 2]
+    if flat:
+        decay, no_decay = ([flatten_group(g)] if g else [] for g in (decay, no_decay))
     fused = all(p.device.type in ("cpu", "cuda") and p.dtype.is_floating_point for p in decay + no_decay)
     opt = torch.optim.AdamW(
         [{"params": decay, "weight_decay": optim.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
@@ -54,6 +60,38 @@ def make_optimizer(model: Any, plan: StagePlan, optim: OptimConfig) -> tuple[Any
     )
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: hf_cosine_lr(s, 1.0, plan.warmup, plan.steps))
     return opt, sched
+
+
+def flatten_group(params: list[torch.nn.Parameter]) -> torch.nn.Parameter:
+    """Make `params` views into one new contiguous buffer (values kept) and their `.grad`s views into a zeroed
+    gradient buffer; returns the buffer as one parameter whose `.grad` is that gradient buffer.
+
+    Backward accumulates into an existing `.grad` in place, so every parameter's gradient lands in the shared
+    buffer (as with DDP's `gradient_as_bucket_view`); an optimizer over the returned parameter updates all of
+    `params` with one kernel per step. The gradients must be zeroed in place, never set to None."""
+    if len({(p.dtype, p.device) for p in params}) != 1:
+        raise ValueError("flatten_group needs parameters of one dtype and device")
+    data = torch.cat([p.detach().reshape(-1) for p in params])
+    grad = torch.zeros_like(data)
+    offset = 0
+    for p in params:
+        n = p.numel()
+        p.data = data[offset : offset + n].view_as(p)
+        p.grad = grad[offset : offset + n].view_as(p)
+        offset += n
+    flat = torch.nn.Parameter(data)  # shares `data`'s storage
+    flat.grad = grad
+    return flat
+
+
+def clip_grad_norm_buffers_(grads: list[torch.Tensor], max_norm: float) -> torch.Tensor:
+    """`torch.nn.utils.clip_grad_norm_`'s rule (scale by max_norm / (total L2 norm + 1e-6), at most 1) on a few
+    flat gradient buffers, in a handful of tensor ops; returns the total norm before clipping."""
+    total = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+    coef = (max_norm / (total + 1e-6)).clamp_(max=1.0)
+    for g in grads:
+        g.mul_(coef)
+    return total
 
 
 class StageProbe:
@@ -136,8 +174,10 @@ class StageLoop:
         self.cuda = str(device).startswith("cuda")
         torch.manual_seed(seed)
         model.train()
-        self.opt, self.sched = make_optimizer(model, plan, self.optim)
-        self.params = [p for p in model.parameters() if p.requires_grad]
+        # the parameters move into one buffer per AdamW group (`flatten_group`): AdamW, clipping and zeroing then
+        # cost one kernel per group per step, not one per parameter (the same update)
+        self.opt, self.sched = make_optimizer(model, plan, self.optim, flat=True)
+        self.grads = [p.grad for group in self.opt.param_groups for p in group["params"]]  # the gradient buffers
         self.probe, self.losses, self.steps_done = StageProbe(plan.K), [], 0
 
     @property
@@ -156,15 +196,17 @@ class StageLoop:
             self.probe.batch(batch, logits)
             (loss / self.accumulate).backward()
             self.losses.append(float(loss.detach()))
-        torch.nn.utils.clip_grad_norm_(self.params, self.optim.clip)
+        clip_grad_norm_buffers_(self.grads, self.optim.clip)
         self.probe.before_step(self.opt)
         self.opt.step()
         self.probe.after_step(self.opt, self.optim.betas)
         self.sched.step()
-        self.opt.zero_grad(set_to_none=True)
+        self.opt.zero_grad(set_to_none=False)  # in place: the parameters' gradients are views of the flat buffers
         if self.cuda:
             torch.cuda.synchronize()
         self.steps_done += 1
+        if self.done:  # leave the model without gradients (the buffers go when the next stage re-flattens)
+            self.model.zero_grad(set_to_none=True)
         return time.perf_counter() - t0, time.process_time() - c0
 
 

@@ -379,21 +379,22 @@ def step_throughput(
 
 
 def step_breakdown(
-    model: Any, K: int, T: int, tokens_per_step: int, steps: int = 30, warmup: int = 5
+    model: Any, K: int, T: int, tokens_per_step: int, steps: int = 30, warmup: int = 5, flat: bool = False
 ) -> dict[str, dict[str, float]]:
     """Median CPU milliseconds of the parts of one token-level and one patch-level training step (forward,
-    backward, clipping, AdamW + zero_grad) on a copy of `model`, steps alternating so that load hits both alike."""
+    backward, clipping, AdamW + zero_grad) on a copy of `model`, steps alternating so that load hits both alike.
+    `flat`: AdamW and clipping on one buffer per parameter group (`stage.flatten_group`), as the plain loop does."""
     import copy
 
     import torch
 
     from iclr25.patch_train.patch import patch_forward
     from iclr25.patch_train.plan import StagePlan
-    from iclr25.patch_train.stage import make_optimizer
+    from iclr25.patch_train.stage import clip_grad_norm_buffers_, make_optimizer
 
     net = copy.deepcopy(model).train()
-    opt, _ = make_optimizer(net, StagePlan("token", 1, T, 1, 1, 0, 1e-4), OptimConfig())
-    params = [p for p in net.parameters() if p.requires_grad]
+    opt, _ = make_optimizer(net, StagePlan("token", 1, T, 1, 1, 0, 1e-4), OptimConfig(), flat=flat)
+    params = [p for group in opt.param_groups for p in group["params"]]
     vocab = net.get_input_embeddings().weight.shape[0]
     g = torch.Generator().manual_seed(0)
     shapes = {"token": (1, (tokens_per_step // T, T)), "patch": (K, (tokens_per_step // (K * T), K * T))}
@@ -407,10 +408,13 @@ def step_breakdown(
             c1 = time.process_time()
             loss.backward()
             c2 = time.process_time()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            if flat:
+                clip_grad_norm_buffers_([p.grad for p in params], 1.0)
+            else:
+                torch.nn.utils.clip_grad_norm_(params, 1.0)
             c3 = time.process_time()
             opt.step()
-            opt.zero_grad(set_to_none=True)
+            opt.zero_grad(set_to_none=not flat)
             c4 = time.process_time()
             if i >= warmup:
                 for part, v in zip(parts[name], (c1 - c0, c2 - c1, c3 - c2, c4 - c3), strict=True):
@@ -423,7 +427,9 @@ def step_breakdown(
 
 def overhead_study(out: str | Path, steps: int = 40, T: int = 64, K: int = 4, tokens_per_step: int = 1024) -> dict:
     """Where a training step's time goes at the quick preset's shapes (1,024 tokens per step, the tiny model), for
-    the Hugging Face and the plain-torch LLaMA, and what a whole step costs in the plain loop and in Lightning;
+    the Hugging Face and the plain-torch LLaMA (AdamW and clipping per parameter, and on flat buffers as the plain
+    loop runs them), and what a whole step costs in the plain loop (whole-step forward passes, and passes of 4
+    sequences in both stages as the official scripts run them) and in Lightning;
     each with the equal-compute wall-time ratio it implies, 2/3 + (4/3) t_patch / t_token (K=4, lam=2/3: 1,600
     patch + 800 token steps against 1,200 token steps). Writes overhead.json into `out`."""
     import json
@@ -442,21 +448,22 @@ def overhead_study(out: str | Path, steps: int = 40, T: int = 64, K: int = 4, to
     def ratio(t_token: float, t_patch: float) -> float:
         return 2 / 3 + 4 / 3 * t_patch / t_token
 
-    for impl, model in (("hf", hf), ("torch", from_hf(hf))):
-        parts = step_breakdown(model, K, T, tokens_per_step, steps=steps)
+    for impl, model, flat in (("hf", hf, False), ("torch", from_hf(hf), False), ("torch_flat", from_hf(hf), True)):
+        parts = step_breakdown(model, K, T, tokens_per_step, steps=steps, flat=flat)
         result["parts_ms"][impl] = parts
         result[f"implied_ratio_{impl}"] = ratio(parts["token"]["total"], parts["patch"]["total"])
     # whole steps inside the two loops (CPU ms per step, the first 5 steps left out)
     plans = {"token": StagePlan("token", 1, T, tokens_per_step // T, steps + 5, 1, 1e-3),
              "patch": StagePlan("patch", K, K * T, tokens_per_step // (K * T), steps + 5, 1, 1e-3)}  # fmt: skip
     ids = np.random.default_rng(0).integers(0, 256, (steps + 5) * tokens_per_step)
-    loop_ms: dict[str, dict[str, float]] = {"torch": {}, "lightning": {}}
+    loop_ms: dict[str, dict[str, float]] = {"torch": {}, "torch_micro_batch_4": {}, "lightning": {}}
     scratch = tempfile.TemporaryDirectory()  # the Trainer's logs are not kept
     for name, plan in plans.items():
         blocks = pack_blocks(ids, plan.block_tokens)
-        loop = StageLoop(from_hf(hf), plan, blocks)
-        cpu = [loop.step()[1] for _ in range(plan.steps)]
-        loop_ms["torch"][name] = float(np.median(cpu[5:]) * 1e3)
+        for engine, optim in (("torch", None), ("torch_micro_batch_4", OptimConfig(micro_batch=4))):
+            loop = StageLoop(from_hf(hf), plan, blocks, optim=optim)  # micro_batch 4: the official 4 sequences/pass
+            cpu = [loop.step()[1] for _ in range(plan.steps)]
+            loop_ms[engine][name] = float(np.median(cpu[5:]) * 1e3)
         cpu0 = time.process_time()
         train_stage(from_hf(hf), plan, blocks, Path(scratch.name) / f"{name}5", device="cpu", threads=1,
                     max_steps=5)  # fmt: skip
