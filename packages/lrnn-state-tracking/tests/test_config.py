@@ -35,6 +35,8 @@ def test_names_match_the_heavy_modules():
         ({"log_every": -1}, "log_every must be an integer >= 0"),
         ({"theory": "yes"}, "theory must be true or false"),
         ({"grid_deltanet_mode": "triton"}, "grid_deltanet_mode must be one of chunk, recurrent, fla"),
+        ({"mamba_train_max_len": 3}, "mamba_train_max_len must be an integer >= 5"),
+        ({"mamba": 1}, "mamba must be true or false"),
     ],
 )
 def test_bad_values_are_rejected(change, message):
@@ -53,6 +55,8 @@ def test_bad_values_are_rejected(change, message):
         ({"min_lr_ratio": 2.0}, r"min_lr_ratio must lie in \[0, 1\]"),
         ({"seed": -1}, "seed must be an integer >= 0"),
         ({"amp": 1}, "amp must be true or false"),
+        ({"train_max_len": 4}, "train_max_len must be an integer >= 5"),
+        ({"train_max_len": 300}, "train_max_len must be <= 256"),
     ],
 )
 def test_bad_train_values_are_rejected(change, message):

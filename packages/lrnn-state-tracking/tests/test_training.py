@@ -68,3 +68,11 @@ def test_bad_checkpoint_and_eval_size_rejected(tmp_path):
     model = torch.nn.Identity()
     with pytest.raises(ValueError, match="n and batch_size must be >= 1"):
         evaluate(model, "parity", n=0)
+
+
+def test_train_max_len_bounds_the_training_sequences():
+    torch.set_num_threads(1)
+    cfg = TrainConfig(model="figure1", d_model=4, steps=5, batch_size=32, warmup=0, train_max_len=6)
+    result = train(cfg)
+    assert result.train_tokens <= 5 * 32 * 5  # inputs are cropped to the longest sequence minus its answer: <= 5
+    assert TrainConfig().train_max_len == 40  # the official training lengths 3-40

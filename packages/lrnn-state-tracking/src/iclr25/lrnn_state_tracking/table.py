@@ -69,6 +69,8 @@ def collect(paths: list[str | Path]) -> dict[tuple[str, str], Cell]:
                         if {"n_layers", "d_model", "batch_size", "steps"} <= set(cfg)
                         else str(data.get("setting", ""))
                     )
+                    if cfg.get("train_max_len", 40) != 40:  # trained on shorter sequences than the paper's 3-40
+                        setting += f", trained on lengths 3-{cfg['train_max_len']}"
                     cells[(c["task"], _key(c["model"], c["eig_range"]))] = {
                         "values": [float(v) for v in c["values"]],
                         "setting": setting,

@@ -127,7 +127,8 @@ def train(
     checkpointer: Any = None,
     resume: str | None = None,
 ) -> TrainResult:
-    """Train `cfg.model` on `cfg.task` (lengths 3–40) with online data; returns the model and history.
+    """Train `cfg.model` on `cfg.task` (lengths 3–`cfg.train_max_len`, 40 by default) with online data; returns the
+    model and history.
 
     With `fabric` (several processes, `iclr25.shared.fabric`), every process draws the same global batch of
     `cfg.batch_size` sequences and trains on its own slice; as each sequence has one supervised position, the
@@ -158,7 +159,7 @@ def train(
     for step in progress(range(state["step"], cfg.steps), desc=desc, unit="step"):
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
-        inputs, targets = task.sample(cfg.batch_size, task.train_lengths, rng, cfg.mult)
+        inputs, targets = task.sample(cfg.batch_size, (task.train_lengths[0], cfg.train_max_len), rng, cfg.mult)
         inputs, targets = inputs[rank * share : (rank + 1) * share], targets[rank * share : (rank + 1) * share]
         inputs, targets = inputs.to(device), targets.to(device)
         with _autocast(device, cfg.amp):
