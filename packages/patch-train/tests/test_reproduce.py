@@ -55,6 +55,12 @@ def test_presets_are_consistent():
     full = PRESETS["full"]
     assert (full.model, full.T, full.K, full.tokens_per_step) == ("370m", 2048, 4, 2**21)
     assert full.lam == pytest.approx(2 / 3)
+    # the CPU presets run forward passes of 4 sequences in both stages (the official per-device batch)
+    assert quick.micro_batch == PRESETS["ci"].micro_batch == 4
+    with pytest.raises(ValueError, match="micro_batch=3 must divide the sequences per step of both stages"):
+        Config(micro_batch=3)
+    with pytest.raises(ValueError, match="micro_batch=8 must divide"):
+        Config(micro_batch=8)  # the patch stage has only 4 sequences per step
 
 
 def test_run_rejects_unknown_scale(tmp_path):
