@@ -64,7 +64,10 @@ STUDIES: dict[str, dict[str, Any]] = {
     "mamba_parity": {
         "what": "1-layer Mamba [0,1] vs [-1,1] on parity, trained on lengths 3-10 (official 3-40), tested on 40-256",
         "runs": [(r, replace(MAMBA_SHORT, eig_range=r)) for r in RANGES],
-        "seeds": (0, 1, 2),  # the pilot that chose the setting used seed 100
+        "seeds": (
+            1,
+            2,
+        ),  # the pilot that chose the setting used seed 100; seed 0 ran in `reproduce --scale ci mamba=true`
         "eval_n": 1_024,
     },
     "s5_swaps": {
