@@ -108,6 +108,7 @@ def test_pilot_appends_a_record_with_its_command(tmp_path, capsys):
     assert first["command"].startswith("python -m iclr25.lrnn_state_tracking.studies pilot --out")
     assert first["config"]["model"] == "figure1" and second["config"]["seed"] == 1
     assert -1 <= first["test_scaled_accuracy"] <= 1 and first["test_lengths"] == "40-256" and first["cpu_s"] >= 0
+    assert first["beyond_train_lengths"] == "41-80" and -1 <= first["beyond_train_scaled_accuracy"] <= 1
     assert '"test_scaled_accuracy"' in capsys.readouterr().out
     with pytest.raises(ValueError, match="--eval-n"):
         studies.main(["pilot", "--out", str(tmp_path), "--eval-n", "0"])

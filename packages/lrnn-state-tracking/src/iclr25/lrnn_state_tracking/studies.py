@@ -199,8 +199,9 @@ def study_claims(record: dict[str, Any]) -> list[Any]:
 
 
 def pilot(cfg: TrainConfig, eval_n: int = 512, device: str = "cpu") -> dict[str, Any]:
-    """Train one config and score it at the test lengths (`eval_n` sequences) and at the training lengths (512): the
-    record of a pilot that chooses a study's setting (loss history, CPU and wall time)."""
+    """Train one config and score it at the test lengths (`eval_n` sequences), at lengths 3-40 and just beyond its
+    longest training sequence (up to twice it; 512 each): the record of a pilot that chooses a study's setting (loss
+    history, CPU and wall time)."""
     import torch
 
     from iclr25.lrnn_state_tracking.training import evaluate, train
@@ -213,14 +214,18 @@ def pilot(cfg: TrainConfig, eval_n: int = 512, device: str = "cpu") -> dict[str,
     cpu0, wall0 = time.process_time(), time.perf_counter()
     res = train(cfg, device, log_every=max(1, cfg.steps // 20), logger=_Echo())
     test = (39, 255) if cfg.task == "mod" else (40, 256)
+    beyond = (cfg.train_max_len + 1, 2 * cfg.train_max_len)  # up to twice the longest training sequence
     kw = {"batch_size": 128, "device": device, "mult": cfg.mult}
     at_test = evaluate(res.model, cfg.task, eval_n, test, **kw)["scaled_accuracy"]
     at_train = evaluate(res.model, cfg.task, 512, (3, 40), seed=54_321, **kw)["scaled_accuracy"]
+    at_beyond = evaluate(res.model, cfg.task, 512, beyond, seed=54_322, **kw)["scaled_accuracy"]
     return {
         "config": asdict(cfg),
         "test_lengths": f"{test[0]}-{test[1]}",
         "test_scaled_accuracy": round(at_test, 4),
         "train_lengths_scaled_accuracy": round(at_train, 4),
+        "beyond_train_lengths": f"{beyond[0]}-{beyond[1]}",
+        "beyond_train_scaled_accuracy": round(at_beyond, 4),
         "history": [{k: round(v, 4) for k, v in row.items()} for row in res.history],
         "cpu_s": round(time.process_time() - cpu0, 1),
         "wall_s": round(time.perf_counter() - wall0, 1),
