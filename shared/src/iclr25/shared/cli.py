@@ -26,6 +26,7 @@ from typing import Any, NoReturn, TypeVar
 from iclr25.shared.paper import Paper, discover_papers
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder, check_wandb_mode, default_run_dir
+from iclr25.shared.validate import field_constraints
 
 T = TypeVar("T")
 
@@ -219,20 +220,22 @@ def build_config(base: T, config_file: Path | None = None, overrides: Sequence[s
 
 def add_config_args(parser: argparse.ArgumentParser, config: Any, *, exclude: Sequence[str] = ()) -> None:
     """One `--field-name` flag per field of dataclass `config`, its default shown from `config` and its help from the
-    field's `metadata={"help": ...}`: a verb's flags and the function it calls then share one source of defaults
+    field's `metadata={"help": ...}` and the constraints its type declares: a verb's flags and the function it calls then share one source of defaults
     (read them back with `config_from_args`)."""
+    rules = field_constraints(type(config))
     for f in dataclasses.fields(config):
         if f.name in exclude:
             continue
         default = getattr(config, f.name)
         shown = ",".join(map(str, default)) if isinstance(default, tuple | list) else default
+        allowed = "; ".join(rule.describe() for rule in rules[f.name])
         text = f.metadata.get("help", "")
         parser.add_argument(
             "--" + f.name.replace("_", "-"),
             dest=f.name,
             default=None,
             metavar="V",
-            help=f"{text} (default: {shown})".strip(),
+            help=f"{text} ({allowed + '; ' if allowed else ''}default: {shown})".strip(),
         )
 
 
