@@ -110,24 +110,20 @@ scales = ["ci", "quick", "full"]
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
-from iclr25.shared.validate import check_in_range, check_int_at_least, check_positive
+from iclr25.shared.validate import AtLeast, InRange, PositiveFloat, Validated
 
 
 @dataclass(frozen=True)
-class Config:
-    """Quick: `iclr25-{slug} reproduce --scale quick` (seconds on 2 CPU cores)."""
+class Config(Validated):
+    """Quick: `iclr25-{slug} reproduce --scale quick` (seconds on 2 CPU cores). Every field declares what it
+    accepts in its type; rules across fields go in `__post_init__`, after `super().__post_init__()`."""
 
-    samples: int = 2000
-    outlier_fraction: float = 0.1
-    trim: float = 0.2  # the method's default (cite the paper's section)
-    tolerance: float = 0.1  # gate: |trimmed mean - true mean| <= tolerance
-
-    def __post_init__(self) -> None:
-        check_int_at_least("samples", self.samples, 10)
-        check_in_range("outlier_fraction", self.outlier_fraction, 0.0, 0.5, high_open=True)
-        check_in_range("trim", self.trim, 0.0, 0.5, high_open=True)
-        check_positive("tolerance", self.tolerance)
+    samples: Annotated[int, AtLeast(10)] = 2000
+    outlier_fraction: Annotated[float, InRange(0.0, 0.5, high_open=True)] = 0.1
+    trim: Annotated[float, InRange(0.0, 0.5, high_open=True)] = 0.2  # the method's default (cite the paper's section)
+    tolerance: PositiveFloat = 0.1  # gate: |trimmed mean - true mean| <= tolerance
 
 
 PRESETS: dict[str, Config] = {{
