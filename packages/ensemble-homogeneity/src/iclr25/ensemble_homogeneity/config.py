@@ -7,20 +7,28 @@ width-`width` networks trained with the same recipe, differing only in init seed
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 from iclr25.shared.validate import (
-    check_each,
-    check_in_range,
+    AtLeast,
+    ClosedProbability,
+    Each,
+    IsText,
+    NonEmpty,
+    NonNegativeInt,
+    OneOf,
+    OpenProbability,
+    PositiveFloat,
+    PositiveInt,
+    Satisfies,
+    Validated,
     check_int_at_least,
-    check_nonempty,
     check_one_of,
-    check_positive,
-    check_probability,
-    check_text,
 )
 
 DATASETS = ("digits", "synthetic", "wine", "breast_cancer", "cifar10", "cifar100", "tinyimagenet", "image")
 IMAGE_DATASETS = ("cifar10", "cifar100", "tinyimagenet", "image")
+TABULAR_DATASETS = ("digits", "synthetic", "wine", "breast_cancer")
 MODELS = ("mlp", "cnn", "resnet18")
 LR_SCHEDULES = ("constant", "inverse_sqrt")
 
@@ -44,79 +52,82 @@ def parse_run(spec: str) -> tuple[str, str, int, int]:
     return dataset, model, w, m
 
 
+def _check_run(name: str, value: str) -> None:
+    """`value` is a run spec `parse_run` accepts; its error is prefixed with `name` (e.g. `runs[0]`)."""
+    try:
+        parse_run(value)
+    except ValueError as e:
+        raise ValueError(f"{name}: {e}") from None
+
+
+def _check_increasing(name: str, value: tuple[int, ...]) -> None:
+    """`value` is strictly increasing."""
+    if list(value) != sorted(set(value)):
+        raise ValueError(f"{name} must be increasing, got {value}")
+
+
+def _check_hetero_dataset(name: str, value: str) -> None:
+    """`value` is "" (skip) or a tabular dataset."""
+    if value:
+        check_one_of(name, value, TABULAR_DATASETS)
+
+
+def _check_not_one(name: str, value: int) -> None:
+    """`value` is 0 (skip) or >= 2."""
+    if value == 1:
+        raise ValueError(f"{name} must be 0 (skip) or >= 2")
+
+
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Quick: `iclr25-ensemble-homogeneity reproduce --scale quick` (spec §6a; about 1 min of CPU time, 1-4 min of
     wall time on 2 busy CPU cores) trains digits k in {16, 64} (M = 32) and synthetic k = 64 (M = 16) to
     interpolation and reaches: DE median KS p ~0.6 at k = 64 with 1.7% / 22% disagreement; synthetic ensemble
     true-class Brier ~0.20 vs best member ~0.24; two-model estimates within ~2% of the measured curve.
     """
 
-    runs: tuple[str, ...] = ("digits:mlp:16:32", "digits:mlp:64:32", "synthetic:mlp:64:16")
-    lr: float = 0.1  # spec §6a: plain SGD, no momentum, no weight decay
-    batch_size: int = 64  # spec §6a
-    max_epochs: int = 300  # spec §6a: until every member fits the training set, or 300 epochs
-    lr_schedule: str = "constant"  # "inverse_sqrt": Nakkiran et al. 0.1/sqrt(1 + floor(t/512))
-    sizes: tuple[int, ...] = (1, 2, 4, 8, 16, 32)  # ensemble sizes of the curves (those <= members are used)
-    gate_min_width: int = 64  # DE and the estimator are gated for widths >= this (spec §10.2)
-    de_alpha: float = 0.05  # gated: median pairwise KS p-value > de_alpha
-    min_disagreement_digits: float = 0.01  # gated: mean prediction disagreement > this on digits
-    min_disagreement: float = 0.05  # ... and on every other dataset
-    superiority_gated: tuple[str, ...] = ("synthetic",)  # datasets where "ensemble < best member" is gated
-    n_pairs: int = 10  # random pairs of the two-model estimate
-    estimate_sizes: tuple[int, ...] = (4, 16)
-    estimate_tolerance: float = 0.10  # gated: |estimate - measured| / measured
-    hetero_dataset: str = "digits"  # heterogeneous counter-example ("" = skip)
-    hetero_wide: int = 256  # one member of this width trained to interpolation ...
-    hetero_narrow: int = 4  # ... plus narrow members ...
-    hetero_narrow_members: int = 3
-    hetero_narrow_epochs: int = 5  # ... stopped after 5 epochs (spec §6a)
-    control_members: int = 4  # identical-members negative control on the first gated run (0 = skip)
-    wider_baseline: bool = True  # one model with the ensemble's parameter count, per tabular run (R8)
-    mc_subsets: int = 20  # random subsets for the NLL / error curves (reported only; 0 = skip)
-    data_dir: str = ""  # folder holding cifar-10-batches-py / cifar-100-python / tiny-imagenet-200; never downloaded
-    image_train: int = 10000  # size of the generated image task used when data_dir has no CIFAR files
-    threads: int = 1  # torch CPU threads (tiny matmuls run fastest on one)
-    figures: bool = True
-    save_preds: bool = False  # write each run's test probabilities as preds_<run>.npz (about 1-2 MB each)
-
-    def __post_init__(self) -> None:
-        check_nonempty("runs", self.runs)
-        for spec in self.runs:
-            parse_run(spec)
-        check_positive("lr", self.lr)
-        check_int_at_least("batch_size", self.batch_size, 1)
-        check_int_at_least("max_epochs", self.max_epochs, 1)
-        check_one_of("lr_schedule", self.lr_schedule, LR_SCHEDULES)
-        check_nonempty("sizes", self.sizes)
-        check_each("sizes", self.sizes, check_int_at_least, 1)
-        if list(self.sizes) != sorted(set(self.sizes)):
-            raise ValueError(f"sizes must be increasing, got {self.sizes}")
-        check_int_at_least("gate_min_width", self.gate_min_width, 1)
-        check_probability("de_alpha", self.de_alpha)
-        check_in_range("min_disagreement_digits", self.min_disagreement_digits, 0.0, 1.0)
-        check_in_range("min_disagreement", self.min_disagreement, 0.0, 1.0)
-        check_each("superiority_gated", self.superiority_gated, check_one_of, DATASETS)
-        check_int_at_least("n_pairs", self.n_pairs, 1)
-        check_nonempty("estimate_sizes", self.estimate_sizes)
-        check_each("estimate_sizes", self.estimate_sizes, check_int_at_least, 1)
-        check_positive("estimate_tolerance", self.estimate_tolerance)
-        if self.hetero_dataset:
-            check_one_of("hetero_dataset", self.hetero_dataset, ("digits", "synthetic", "wine", "breast_cancer"))
-        check_int_at_least("hetero_wide", self.hetero_wide, 1)
-        check_int_at_least("hetero_narrow", self.hetero_narrow, 1)
-        check_int_at_least("hetero_narrow_members", self.hetero_narrow_members, 1)
-        check_int_at_least("hetero_narrow_epochs", self.hetero_narrow_epochs, 1)
-        check_int_at_least("control_members", self.control_members, 0)
-        if self.control_members == 1:
-            raise ValueError("control_members must be 0 (skip) or >= 2")
-        check_one_of("wider_baseline", self.wider_baseline, (True, False))
-        check_int_at_least("mc_subsets", self.mc_subsets, 0)
-        check_text("data_dir", self.data_dir, "a folder path (text)")
-        check_int_at_least("image_train", self.image_train, 100)
-        check_int_at_least("threads", self.threads, 1)
-        check_one_of("figures", self.figures, (True, False))
-        check_one_of("save_preds", self.save_preds, (True, False))
+    runs: Annotated[
+        tuple[str, ...], NonEmpty(), Each(Satisfies(_check_run, "dataset:model:width:members", "digits:mlp"))
+    ] = ("digits:mlp:16:32", "digits:mlp:64:32", "synthetic:mlp:64:16")
+    lr: PositiveFloat = 0.1  # spec §6a: plain SGD, no momentum, no weight decay
+    batch_size: PositiveInt = 64  # spec §6a
+    max_epochs: PositiveInt = 300  # spec §6a: until every member fits the training set, or 300 epochs
+    # "inverse_sqrt": Nakkiran et al. 0.1/sqrt(1 + floor(t/512))
+    lr_schedule: Annotated[str, OneOf(LR_SCHEDULES)] = "constant"
+    # ensemble sizes of the curves (those <= members are used)
+    sizes: Annotated[
+        tuple[int, ...], NonEmpty(), Each(AtLeast(1)), Satisfies(_check_increasing, "increasing", (2, 1))
+    ] = (1, 2, 4, 8, 16, 32)
+    gate_min_width: PositiveInt = 64  # DE and the estimator are gated for widths >= this (spec §10.2)
+    de_alpha: OpenProbability = 0.05  # gated: median pairwise KS p-value > de_alpha
+    min_disagreement_digits: ClosedProbability = 0.01  # gated: mean prediction disagreement > this on digits
+    min_disagreement: ClosedProbability = 0.05  # ... and on every other dataset
+    # datasets where "ensemble < best member" is gated
+    superiority_gated: Annotated[tuple[str, ...], Each(OneOf(DATASETS))] = ("synthetic",)
+    n_pairs: PositiveInt = 10  # random pairs of the two-model estimate
+    estimate_sizes: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1))] = (4, 16)
+    estimate_tolerance: PositiveFloat = 0.10  # gated: |estimate - measured| / measured
+    # heterogeneous counter-example ("" = skip)
+    hetero_dataset: Annotated[
+        str, Satisfies(_check_hetero_dataset, "'' (skip) or one of " + ", ".join(TABULAR_DATASETS), "mnist")
+    ] = "digits"
+    hetero_wide: PositiveInt = 256  # one member of this width trained to interpolation ...
+    hetero_narrow: PositiveInt = 4  # ... plus narrow members ...
+    hetero_narrow_members: PositiveInt = 3
+    hetero_narrow_epochs: PositiveInt = 5  # ... stopped after 5 epochs (spec §6a)
+    # identical-members negative control on the first gated run (0 = skip)
+    control_members: Annotated[int, AtLeast(0), Satisfies(_check_not_one, "0 (skip) or >= 2", 1)] = 4
+    # one model with the ensemble's parameter count, per tabular run (R8)
+    wider_baseline: Annotated[bool, OneOf((True, False))] = True
+    mc_subsets: NonNegativeInt = 20  # random subsets for the NLL / error curves (reported only; 0 = skip)
+    # folder holding cifar-10-batches-py / cifar-100-python / tiny-imagenet-200; never downloaded
+    data_dir: Annotated[str, IsText("a folder path (text)")] = ""
+    # size of the generated image task used when data_dir has no CIFAR files
+    image_train: Annotated[int, AtLeast(100)] = 10000
+    threads: PositiveInt = 1  # torch CPU threads (tiny matmuls run fastest on one)
+    figures: Annotated[bool, OneOf((True, False))] = True
+    # write each run's test probabilities as preds_<run>.npz (about 1-2 MB each)
+    save_preds: Annotated[bool, OneOf((True, False))] = False
 
     @property
     def parsed_runs(self) -> list[tuple[str, str, int, int]]:
