@@ -8,16 +8,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated, Any
 
 from iclr25.shared.validate import (
-    check_each,
-    check_in_range,
+    AtLeast,
+    Each,
+    InRange,
+    Integer,
+    IsText,
+    NonEmpty,
+    NonNegativeFloat,
+    NonNegativeInt,
+    OneOf,
+    PositiveFloat,
+    PositiveInt,
+    Satisfies,
+    Validated,
     check_int_at_least,
-    check_nonempty,
-    check_nonnegative,
-    check_one_of,
-    check_positive,
-    check_text,
 )
 
 INTRINSICS = ("etd", "none", "count", "rnd", "noveld", "e3b", "deir", "etd-mean", "etd-random")  # last two: broken ETD
@@ -27,10 +34,25 @@ MAZE_EPISODE_LEN = 50  # random-walk episode length of the official maze demo
 
 
 MINIGRID_ID = "a MiniGrid id such as MiniGrid-DoorKey-8x8-v0"
+MiniGridId = Annotated[str, IsText(MINIGRID_ID, nonempty=True)]
+MiniGridIds = Annotated[tuple[str, ...], Each(IsText(MINIGRID_ID, nonempty=True))]
+TrueOrFalse = Annotated[bool, OneOf((True, False))]
+FalseOrTrue = Annotated[bool, OneOf((False, True))]
+UnitInterval = Annotated[float, InRange(0.0, 1.0)]
+
+
+def _check_cell(name: str, value: Any) -> Any:
+    """`value` is a (row, column) pair."""
+    if len(value) != 2:
+        raise ValueError(f"{name} must be a (row, column) cell, got {value!r}")
+    return value
+
+
+Cell = Annotated[tuple[int, int], Satisfies(_check_cell, "a (row, column) cell", (1, 1, 1)), Each(AtLeast(0))]
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Quick: `iclr25-etd-exploration reproduce --scale quick` (~5 min on 2 idle CPU cores) reaches rho_pairs ~0.96.
 
     ci: `--scale ci`, the maze part of quick with the same settings (the claim gate, ~1-1.5 min of CPU). bench:
@@ -41,50 +63,34 @@ class Config:
     many small model calls, see README).
     """
 
-    maze_steps: int = 800  # spec §6a
-    maze_batch: int = 256  # spec §6a
-    maze_data_steps: int = 20_000  # spec §6a
-    maze_lr: float = 1e-3  # spec §6a
+    maze_steps: PositiveInt = 800  # spec §6a
+    maze_batch: PositiveInt = 256  # spec §6a
+    maze_data_steps: Annotated[int, AtLeast(MAZE_EPISODE_LEN)] = 20_000  # spec §6a
+    maze_lr: PositiveFloat = 1e-3  # spec §6a
     # Clean walls are trained at seeds seed..seed+maze_clean_seeds-1 and gated on the mean: Spearman over the ~20 cells
     # near the corner moves by a few rank swaps between runs (0.89-1.00 over seeds 0-4 here), so one seed is noise.
-    maze_clean_seeds: int = 3
-    ppo_env: str = "MiniGrid-FourRooms-v0"
-    ppo_methods: tuple[str, ...] = ("etd", "none", "count")
-    ppo_seeds: int = 1
-    ppo_frames: int = 8_192  # spec §6a suggests ~40k; cut to fit the CPU budget; 0 skips the PPO part
-    ppo_envs: int = 8
-    ppo_steps: int = 128
-    ppo_batch: int = 256
-    ppo_epochs: int = 4
-    ext_coef: float = 0.0  # reward-free in quick; 1.0 in the official recipe
-    ppo_noise: float = 0.0  # Gaussian observation noise of the reward-free runs (raw grid-code units, official scale)
-    int_coef: float = 1e-2  # official int_rew_coef
-    full_envs: tuple[str, ...] = ()  # MiniGrid tasks with extrinsic reward (full preset)
-    full_frames: int = 0
-    maze_part: bool = True  # False skips the spiral-maze distance study (bench)
-    gate_exploration: bool = False  # gate the reward-free coverage claims (bench: 5 seeds); reported otherwise
-    workers: int = 1  # processes for the PPO runs (each one torch thread); results do not depend on it
-    threads: int = 1  # more threads only pay off on idle cores; the loop is dominated by small ops
+    maze_clean_seeds: PositiveInt = 3
+    ppo_env: MiniGridId = "MiniGrid-FourRooms-v0"
+    ppo_methods: Annotated[tuple[str, ...], NonEmpty(), Each(OneOf(INTRINSICS))] = ("etd", "none", "count")
+    ppo_seeds: PositiveInt = 1
+    ppo_frames: NonNegativeInt = 8_192  # spec §6a suggests ~40k; cut to fit the CPU budget; 0 skips the PPO part
+    ppo_envs: PositiveInt = 8
+    ppo_steps: PositiveInt = 128
+    ppo_batch: PositiveInt = 256
+    ppo_epochs: PositiveInt = 4
+    ext_coef: NonNegativeFloat = 0.0  # reward-free in quick; 1.0 in the official recipe
+    # Gaussian observation noise of the reward-free runs (raw grid-code units, official scale)
+    ppo_noise: NonNegativeFloat = 0.0
+    int_coef: NonNegativeFloat = 1e-2  # official int_rew_coef
+    full_envs: MiniGridIds = ()  # MiniGrid tasks with extrinsic reward (full preset)
+    full_frames: NonNegativeInt = 0
+    maze_part: TrueOrFalse = True  # False skips the spiral-maze distance study (bench)
+    gate_exploration: TrueOrFalse = False  # gate the reward-free coverage claims (bench: 5 seeds); reported otherwise
+    workers: PositiveInt = 1  # processes for the PPO runs (each one torch thread); results do not depend on it
+    threads: PositiveInt = 1  # more threads only pay off on idle cores; the loop is dominated by small ops
 
     def __post_init__(self) -> None:
-        for name in ("maze_steps", "maze_batch", "ppo_seeds", "ppo_envs", "ppo_steps", "ppo_batch", "ppo_epochs"):
-            check_int_at_least(name, getattr(self, name), 1)
-        check_int_at_least("threads", self.threads, 1)
-        check_int_at_least("workers", self.workers, 1)
-        check_one_of("maze_part", self.maze_part, (True, False))
-        check_one_of("gate_exploration", self.gate_exploration, (True, False))
-        check_int_at_least("maze_data_steps", self.maze_data_steps, MAZE_EPISODE_LEN)
-        check_int_at_least("ppo_frames", self.ppo_frames, 0)
-        check_int_at_least("full_frames", self.full_frames, 0)
-        check_positive("maze_lr", self.maze_lr)
-        check_int_at_least("maze_clean_seeds", self.maze_clean_seeds, 1)
-        check_nonnegative("ext_coef", self.ext_coef)
-        check_nonnegative("ppo_noise", self.ppo_noise)
-        check_nonnegative("int_coef", self.int_coef)
-        check_text("ppo_env", self.ppo_env, MINIGRID_ID, nonempty=True)
-        check_nonempty("ppo_methods", self.ppo_methods)
-        check_each("ppo_methods", self.ppo_methods, check_one_of, INTRINSICS)
-        check_each("full_envs", self.full_envs, check_text, MINIGRID_ID, nonempty=True)
+        super().__post_init__()
         if self.full_envs and self.full_frames < 1:
             raise ValueError("full_frames must be an integer >= 1 when full_envs are given")
 
@@ -124,89 +130,63 @@ PRESETS: dict[str, Config] = {
 
 
 @dataclass(frozen=True)
-class PPOConfig:
+class PPOConfig(Validated):
     """One PPO run; defaults follow the official `src/train.py` (bracketed values in the spec are script values)."""
 
-    env_id: str = "MiniGrid-DoorKey-8x8-v0"
-    intrinsic: str = "etd"
-    total_frames: int = 200_000
-    n_envs: int = 16
-    n_steps: int = 512
-    batch_size: int = 512
-    n_epochs: int = 4
-    lr: float = 3e-4
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip: float = 0.2
-    ent_coef: float = 1e-2
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    ext_coef: float = 1.0
-    int_coef: float = 1e-2  # int_rew_coef (README command)
-    policy: str = "gru"  # "gru": official CNN -> GRU(64) policy; "ff": feed-forward CNN policy (no recurrent state)
-    minibatch: str = "transitions"  # official: shuffled steps from stored GRU states; "sequences": whole env rollouts
-    features_dim: int = 64  # policy features = GRU hidden size (src/train.py)
-    latents_dim: int = 256  # policy/value latent width (src/train.py)
-    model_features_dim: int = 128  # ETD / DEIR CNN features (src/train.py of both)
-    model_lr: float = 3e-4
-    gamma_future: float = 0.99  # positives' discount = PPO's gamma in the official code
-    noise_scale: float = 0.0  # image_noise_scale
-    adv_norm: str = "ema"  # "ema" (official: per-env EMA mean, scalar EMA variance) or "batch"
-    boundary: str = "correct"  # "official" keeps the official off-by-one episode boundary
-    stale_features: bool = False  # True keeps the official never-refreshed memory features
-    max_episode_steps: int = 0  # 0 keeps the environment's own time limit
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        check_text("env_id", self.env_id, MINIGRID_ID, nonempty=True)
-        check_one_of("intrinsic", self.intrinsic, INTRINSICS)
-        for name in ("total_frames", "n_envs", "n_steps", "batch_size", "n_epochs", "features_dim", "latents_dim"):
-            check_int_at_least(name, getattr(self, name), 1)
-        check_int_at_least("max_episode_steps", self.max_episode_steps, 0)
-        check_one_of("policy", self.policy, ("gru", "ff"))
-        check_one_of("minibatch", self.minibatch, ("transitions", "sequences"))
-        check_int_at_least("model_features_dim", self.model_features_dim, 1)
-        check_int_at_least("seed", self.seed, 0)
-        for name in ("lr", "clip", "max_grad_norm", "model_lr"):
-            check_positive(name, getattr(self, name))
-        for name in ("ent_coef", "vf_coef", "ext_coef", "int_coef", "noise_scale"):
-            check_nonnegative(name, getattr(self, name))
-        for name in ("gamma", "gae_lambda", "gamma_future"):
-            check_in_range(name, getattr(self, name), 0.0, 1.0)
-        check_one_of("adv_norm", self.adv_norm, ("ema", "batch"))
-        check_one_of("boundary", self.boundary, ("correct", "official"))
-        check_one_of("stale_features", self.stale_features, (False, True))
+    env_id: MiniGridId = "MiniGrid-DoorKey-8x8-v0"
+    intrinsic: Annotated[str, OneOf(INTRINSICS)] = "etd"
+    total_frames: PositiveInt = 200_000
+    n_envs: PositiveInt = 16
+    n_steps: PositiveInt = 512
+    batch_size: PositiveInt = 512
+    n_epochs: PositiveInt = 4
+    lr: PositiveFloat = 3e-4
+    gamma: UnitInterval = 0.99
+    gae_lambda: UnitInterval = 0.95
+    clip: PositiveFloat = 0.2
+    ent_coef: NonNegativeFloat = 1e-2
+    vf_coef: NonNegativeFloat = 0.5
+    max_grad_norm: PositiveFloat = 0.5
+    ext_coef: NonNegativeFloat = 1.0
+    int_coef: NonNegativeFloat = 1e-2  # int_rew_coef (README command)
+    # "gru": official CNN -> GRU(64) policy; "ff": feed-forward CNN policy (no recurrent state)
+    policy: Annotated[str, OneOf(("gru", "ff"))] = "gru"
+    # official: shuffled steps from stored GRU states; "sequences": whole env rollouts
+    minibatch: Annotated[str, OneOf(("transitions", "sequences"))] = "transitions"
+    features_dim: PositiveInt = 64  # policy features = GRU hidden size (src/train.py)
+    latents_dim: PositiveInt = 256  # policy/value latent width (src/train.py)
+    model_features_dim: PositiveInt = 128  # ETD / DEIR CNN features (src/train.py of both)
+    model_lr: PositiveFloat = 3e-4
+    gamma_future: UnitInterval = 0.99  # positives' discount = PPO's gamma in the official code
+    noise_scale: NonNegativeFloat = 0.0  # image_noise_scale
+    # "ema" (official: per-env EMA mean, scalar EMA variance) or "batch"
+    adv_norm: Annotated[str, OneOf(("ema", "batch"))] = "ema"
+    # "official" keeps the official off-by-one episode boundary
+    boundary: Annotated[str, OneOf(("correct", "official"))] = "correct"
+    stale_features: FalseOrTrue = False  # True keeps the official never-refreshed memory features
+    max_episode_steps: NonNegativeInt = 0  # 0 keeps the environment's own time limit
+    seed: NonNegativeInt = 0
 
 
 @dataclass(frozen=True)
-class MazeConfig:
+class MazeConfig(Validated):
     """Distance learning on the spiral maze (spec §6a: 20k random-walk steps, 800 Adam steps)."""
 
-    noise: bool = False
-    data_steps: int = 20_000
-    episode_len: int = MAZE_EPISODE_LEN  # official demo
-    steps: int = 800
-    batch_size: int = 256
-    lr: float = 1e-3
-    gamma: float = 0.99  # official demo
-    energy: str = "mrn_pot"
-    loss: str = "infonce_symmetric"
-    hidden_dim: int = 256
-    emb_dim: int = 64
-    goal: tuple[int, int] = (1, 1)
-    max_pair_bfs: int = 15
-    goal_radius: int = 20
+    noise: FalseOrTrue = False
+    data_steps: Integer = 20_000  # >= episode_len: checked in __post_init__
+    episode_len: Annotated[int, AtLeast(2)] = MAZE_EPISODE_LEN  # official demo
+    steps: PositiveInt = 800
+    batch_size: PositiveInt = 256
+    lr: PositiveFloat = 1e-3
+    gamma: UnitInterval = 0.99  # official demo
+    energy: Annotated[str, OneOf(ENERGIES)] = "mrn_pot"
+    loss: Annotated[str, OneOf(LOSSES)] = "infonce_symmetric"
+    hidden_dim: PositiveInt = 256
+    emb_dim: PositiveInt = 64
+    goal: Cell = (1, 1)
+    max_pair_bfs: PositiveInt = 15
+    goal_radius: PositiveInt = 20
 
     def __post_init__(self) -> None:
-        check_one_of("noise", self.noise, (False, True))
-        check_int_at_least("episode_len", self.episode_len, 2)
+        super().__post_init__()
         check_int_at_least("data_steps", self.data_steps, self.episode_len)
-        for name in ("steps", "batch_size", "hidden_dim", "emb_dim", "max_pair_bfs", "goal_radius"):
-            check_int_at_least(name, getattr(self, name), 1)
-        check_positive("lr", self.lr)
-        check_in_range("gamma", self.gamma, 0.0, 1.0)
-        check_one_of("energy", self.energy, ENERGIES)
-        check_one_of("loss", self.loss, LOSSES)
-        if len(self.goal) != 2:
-            raise ValueError(f"goal must be a (row, column) cell, got {self.goal!r}")
-        check_each("goal", self.goal, check_int_at_least, 0)
