@@ -6,24 +6,36 @@ Standard library only: bad values are refused before torch loads or any data is 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from iclr25.shared.validate import (
-    check_each,
-    check_in_range,
-    check_int_at_least,
-    check_nonempty,
-    check_nonnegative,
-    check_one_of,
-    check_positive,
+    AtLeast,
+    Each,
+    InRange,
+    NonEmpty,
+    NonNegativeFloat,
+    NonNegativeInt,
+    OneOf,
+    OrNone,
+    Positive,
+    PositiveFloat,
+    PositiveInt,
+    Satisfies,
+    Validated,
 )
 
 DATASETS = ("pde1d", "pde2d", "heat", "ns2d")
 DDIM_BUGS = ("remix_theta_t", "no_unmix", "double_mix")  # deliberately wrong DDIM steps the exact checks must catch
 
 
+def _check_distinct_ratios(name: str, value: Any) -> None:
+    """No two ratios print the same (`:g`): one model name per ratio."""
+    if len({f"{r:g}" for r in value}) < len(value):
+        raise ValueError(f"{name} name the same model twice: {value!r}")
+
+
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """One DyDiff-vs-DPM experiment. Defaults are spec 6a (`quick`); see PRESETS for each scale's command and cost.
 
     `quick` is the spec's benchmark: expected mean CRPS of DyDiff within a few % of DPM (either side; seed noise is
@@ -31,55 +43,43 @@ class Config:
     """
 
     dataset: Literal["pde1d", "pde2d", "heat", "ns2d"] = "pde1d"  # ns2d: 2-D turbulence, velocity (u, v)
-    size: int = 32  # cells per axis
-    n_context: int = 3  # S_in
-    n_future: int = 5  # S_out
-    n_train: int = 4000
-    n_test: int = 128
-    width: int = 32  # UNet base channels
-    ch_mult: tuple[int, ...] = (1, 2, 2)
-    steps: int = 2000  # spec 6a: 1000 steps are too few to beat persistence
-    batch_size: int = 64
-    lr: float = 1e-3  # constant, as the official code (which uses 1e-4 at batch 16 for 1M steps)
-    weight_decay: float = 0.01  # torch AdamW default, as official
-    T: int = 1000
-    gamma_ratio: float = 0.5  # official default r
-    dependent_noise: bool = True  # official configs (use_x_ema: True)
-    ddim_steps: int = 20
-    n_samples: int = 8  # ensemble members per test case (official: 8)
-    seeds: int = 5
-    clip_ablation: float | None = 1.0  # also sample with clip_x0 = this (None: skip the ablation)
-    ablation_ratios: tuple[float, ...] = ()  # extra DyDiff models at these r (the official configs: 0.1, 0.9, 1.0)
-    noise_ablation: bool = False  # also DyDiff at gamma_ratio with the other noise kind (dependent <-> independent)
-    threads: int = 1  # torch CPU threads per process; 1 is faster than 2 on a shared, oversubscribed machine
-    workers: int = 1  # seeds run in this many processes at once; results do not depend on it
-    checkpoint_every: int = 0  # training steps between checkpoints of every model (0: none); --checkpoint-every too
+    size: Annotated[int, AtLeast(8)] = 32  # cells per axis
+    n_context: PositiveInt = 3  # S_in
+    n_future: PositiveInt = 5  # S_out
+    n_train: PositiveInt = 4000
+    n_test: Annotated[int, AtLeast(2)] = 128  # the sample figure shows two cases
+    width: Annotated[int, AtLeast(8)] = 32  # UNet base channels
+    ch_mult: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1))] = (1, 2, 2)
+    steps: PositiveInt = 2000  # spec 6a: 1000 steps are too few to beat persistence
+    batch_size: PositiveInt = 64
+    lr: PositiveFloat = 1e-3  # constant, as the official code (which uses 1e-4 at batch 16 for 1M steps)
+    weight_decay: NonNegativeFloat = 0.01  # torch AdamW default, as official
+    T: Annotated[int, AtLeast(10)] = 1000
+    gamma_ratio: Annotated[float, InRange(0.0, 1.0)] = 0.5  # official default r
+    dependent_noise: Annotated[bool, OneOf((True, False))] = True  # official configs (use_x_ema: True)
+    ddim_steps: PositiveInt = 20
+    # ensemble members per test case (official: 8); fair CRPS and the sample figure need two members
+    n_samples: Annotated[int, AtLeast(2)] = 8
+    seeds: PositiveInt = 5
+    # also sample with clip_x0 = this (None: skip the ablation)
+    clip_ablation: Annotated[float | None, OrNone(Positive())] = 1.0
+    # extra DyDiff models at these r (the official configs: 0.1, 0.9, 1.0); one model name per ratio
+    ablation_ratios: Annotated[
+        tuple[float, ...],
+        Each(InRange(0.0, 1.0)),
+        Satisfies(_check_distinct_ratios, "distinct ratios", (0.1, 0.1)),
+    ] = ()
+    # also DyDiff at gamma_ratio with the other noise kind (dependent <-> independent)
+    noise_ablation: Annotated[bool, OneOf((True, False))] = False
+    threads: PositiveInt = 1  # torch CPU threads per process; 1 is faster than 2 on a shared, oversubscribed machine
+    workers: PositiveInt = 1  # seeds run in this many processes at once; results do not depend on it
+    # training steps between checkpoints of every model (0: none); --checkpoint-every too
+    checkpoint_every: NonNegativeInt = 0
 
     def __post_init__(self) -> None:
-        check_one_of("dataset", self.dataset, DATASETS)
-        check_int_at_least("size", self.size, 8)
-        check_int_at_least("width", self.width, 8)
-        check_int_at_least("n_test", self.n_test, 2)  # the sample figure shows two cases
-        check_int_at_least("n_samples", self.n_samples, 2)  # fair CRPS and the sample figure need two members
-        check_int_at_least("T", self.T, 10)
-        for name in ("n_context", "n_future", "n_train", "steps", "batch_size", "seeds", "threads", "workers"):
-            check_int_at_least(name, getattr(self, name), 1)
-        check_int_at_least("checkpoint_every", self.checkpoint_every, 0)
-        check_nonempty("ch_mult", self.ch_mult)
-        check_each("ch_mult", self.ch_mult, check_int_at_least, 1)
-        check_positive("lr", self.lr)
-        check_nonnegative("weight_decay", self.weight_decay)
-        check_in_range("gamma_ratio", self.gamma_ratio, 0.0, 1.0)
-        check_one_of("dependent_noise", self.dependent_noise, (True, False))
-        check_one_of("noise_ablation", self.noise_ablation, (True, False))
-        check_int_at_least("ddim_steps", self.ddim_steps, 1)
+        super().__post_init__()
         if self.ddim_steps > self.T:
             raise ValueError(f"ddim_steps must be at most T={self.T}, got ddim_steps={self.ddim_steps}")
-        if self.clip_ablation is not None:
-            check_positive("clip_ablation", self.clip_ablation)
-        check_each("ablation_ratios", self.ablation_ratios, check_in_range, 0.0, 1.0)
-        if len({f"{r:g}" for r in self.ablation_ratios}) < len(self.ablation_ratios):  # one model name per ratio
-            raise ValueError(f"ablation_ratios name the same model twice: {self.ablation_ratios!r}")
         stride = self.T // self.ddim_steps  # the official timesteps arange(0, T, T // n) + 1 must stay below T
         if (self.T - 1) // stride * stride + 1 > self.T - 1:
             raise ValueError(f"ddim_steps={self.ddim_steps} over T={self.T} would reach t = T; pick another count")
