@@ -7,16 +7,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Annotated
 
 from iclr25.shared.validate import (
-    check_each,
-    check_finite,
-    check_in_range,
-    check_int_at_least,
-    check_nonnegative,
-    check_one_of,
-    check_positive,
-    check_probability,
+    AtLeast,
+    ClosedProbability,
+    Each,
+    Finite,
+    Flag,
+    NonNegative,
+    NonNegativeFloat,
+    NonNegativeInt,
+    OneOf,
+    OpenProbability,
+    PositiveFloat,
+    PositiveInt,
+    Satisfies,
+    Text,
+    Validated,
 )
 
 BACKBONES = ("cnn", "gru", "mamba")
@@ -36,45 +44,36 @@ OFFICIAL_SIGNAL_WEIGHTS = _softmax(tuple(math.log(v / 5) for v in (2.0, 2.0, 1.0
 
 
 @dataclass(frozen=True)
-class Seq2ExpConfig:
+class Seq2ExpConfig(Validated):
     """The Seq2Exp model (spec §3). Defaults are the official soft setting; `.soft()` / `.hard()` give both."""
 
-    d: int = 128  # embedding width
-    backbone: str = "mamba"  # cnn (quick), gru, mamba (pure-torch bidirectional selective scan; full)
-    n_layers: int = 4  # backbone layers of the generator and of the predictor
-    n_signals: int = 3  # [H3K27ac, DNase, Hi-C]
-    n_rna: int = 9  # 8 mRNA features + promoter activity
-    mode: str = "soft"  # soft: E[m] at eval; hard: straight-through 1[m >= threshold] + compaction
-    beta_min: float = 1.0  # floor of every Beta parameter (softplus + beta_min)
-    prior_scale: float = 10.0  # c: signal Beta scale (alpha2 = c (s + beta_min))
-    signal_b: tuple[float, ...] = (1.5, 0.2, 1.0)  # b_i: beta2 = c (b_i + beta_min)
-    signal_w: tuple[float, ...] = OFFICIAL_SIGNAL_WEIGHTS  # parameter averaging weights w_i
-    z_scale: float = 1.0  # z: Beta(z (a1 + a2), z (b1 + b2))
-    lam: float = 0.01  # lambda: KL weight
-    mu: float = 0.1  # prior mean of the sparse Beta(alpha3, beta3)
-    marginal_scale: float = 10.0  # alpha3 = s, beta3 = s (1 - mu) / mu
-    center_len: int = 2000  # promoter window forced to 1 and pooled by the predictor
-    threshold: float = 0.5  # hard mask threshold
-    generator_off: bool = False  # logits fixed at 0: the mask is the signal Beta alone (ablation)
-    use_signal_prior: bool = True  # add the signal Beta (decouple_x)
-    continuity: float = 0.0  # weight of mean |m_t - m_{t-1}| (0 in the official runs)
-    max_len: int = 200_000  # length of the learned position table (hard mode: pos_enc)
-    chunk: int = 64  # chunk length of the selective scan
+    d: PositiveInt = 128  # embedding width
+    # cnn (quick), gru, mamba (pure-torch bidirectional selective scan; full)
+    backbone: Annotated[str, OneOf(BACKBONES)] = "mamba"
+    n_layers: PositiveInt = 4  # backbone layers of the generator and of the predictor
+    n_signals: PositiveInt = 3  # [H3K27ac, DNase, Hi-C]
+    n_rna: NonNegativeInt = 9  # 8 mRNA features + promoter activity
+    # soft: E[m] at eval; hard: straight-through 1[m >= threshold] + compaction
+    mode: Annotated[str, OneOf(MODES)] = "soft"
+    beta_min: NonNegativeFloat = 1.0  # floor of every Beta parameter (softplus + beta_min)
+    prior_scale: NonNegativeFloat = 10.0  # c: signal Beta scale (alpha2 = c (s + beta_min))
+    signal_b: Annotated[tuple[float, ...], Each(Finite())] = (1.5, 0.2, 1.0)  # b_i: beta2 = c (b_i + beta_min)
+    # parameter averaging weights w_i
+    signal_w: Annotated[tuple[float, ...], Each(NonNegative())] = OFFICIAL_SIGNAL_WEIGHTS
+    z_scale: PositiveFloat = 1.0  # z: Beta(z (a1 + a2), z (b1 + b2))
+    lam: NonNegativeFloat = 0.01  # lambda: KL weight
+    mu: OpenProbability = 0.1  # prior mean of the sparse Beta(alpha3, beta3)
+    marginal_scale: PositiveFloat = 10.0  # alpha3 = s, beta3 = s (1 - mu) / mu
+    center_len: PositiveInt = 2000  # promoter window forced to 1 and pooled by the predictor
+    threshold: OpenProbability = 0.5  # hard mask threshold
+    generator_off: Flag = False  # logits fixed at 0: the mask is the signal Beta alone (ablation)
+    use_signal_prior: Flag = True  # add the signal Beta (decouple_x)
+    continuity: NonNegativeFloat = 0.0  # weight of mean |m_t - m_{t-1}| (0 in the official runs)
+    max_len: PositiveInt = 200_000  # length of the learned position table (hard mode: pos_enc)
+    chunk: PositiveInt = 64  # chunk length of the selective scan
 
     def __post_init__(self) -> None:
-        for name in ("d", "n_layers", "n_signals", "center_len", "max_len", "chunk"):
-            check_int_at_least(name, getattr(self, name), 1)
-        check_int_at_least("n_rna", self.n_rna, 0)
-        check_one_of("backbone", self.backbone, BACKBONES)
-        check_one_of("mode", self.mode, MODES)
-        for name in ("beta_min", "prior_scale", "lam", "continuity"):
-            check_nonnegative(name, getattr(self, name))
-        for name in ("z_scale", "marginal_scale"):
-            check_positive(name, getattr(self, name))
-        check_probability("mu", self.mu)
-        check_probability("threshold", self.threshold)
-        check_each("signal_b", self.signal_b, check_finite)
-        check_each("signal_w", self.signal_w, check_nonnegative)
+        super().__post_init__()
         if len(self.signal_b) != self.n_signals or len(self.signal_w) != self.n_signals:
             raise ValueError(f"signal_b and signal_w need n_signals={self.n_signals} entries each")
         if self.beta_min == 0 and self.mode == "soft" and not self.use_signal_prior:
@@ -92,87 +91,76 @@ class Seq2ExpConfig:
         return replace(base, **kw)  # type: ignore[arg-type]
 
 
+def _check_enough_genes(name: str, value: int) -> None:
+    """`value` genes split 70/15/15 into train/val/test: at least 20."""
+    if value < 20:
+        raise ValueError(f"{name} must be >= 20 (train/val/test 70/15/15), got {value}")
+
+
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """One reproduction preset. Quick: spec §6a (planted data); full: GeneExp fold 11 (spec §6b, one GPU)."""
 
     # data (spec §6a)
-    n_genes: int = 2000
-    length: int = 2048
-    center_len: int = 128
-    n_motifs: int = 3
-    truth: str = "motif"  # functional truth: the 10 motif bases of accessible sites ("bump": whole bump, a pitfall)
-    seeds: int = 3
+    n_genes: Annotated[int, AtLeast(1), Satisfies(_check_enough_genes, ">= 20 (train/val/test 70/15/15)", 19)] = 2000
+    length: Annotated[int, AtLeast(256)] = 2048
+    center_len: PositiveInt = 128
+    n_motifs: PositiveInt = 3
+    # functional truth: the 10 motif bases of accessible sites ("bump": whole bump, a pitfall)
+    truth: Annotated[str, OneOf(TRUTHS)] = "motif"
+    seeds: PositiveInt = 3
     # model (quick backbone: dilated CNN; spec §6a)
-    backbone: str = "cnn"
-    d: int = 32
-    n_layers: int = 4
-    prior_scale: float = 1.0  # c = 1 for the generated signal scale (spec §6a, §10.3)
-    beta_min: float = 1.0
-    mu: float = 0.1
-    marginal_scale: float = 10.0
-    lam: float = 0.01
-    hard_mu: float = 0.45  # official hard setting (spec §3)
-    hard_marginal_scale: float = 0.1
-    hard_prior_scale: float = 1.0
-    hard_beta_min: float = 0.0
+    backbone: Annotated[str, OneOf(BACKBONES)] = "cnn"
+    d: PositiveInt = 32
+    n_layers: PositiveInt = 4
+    prior_scale: NonNegativeFloat = 1.0  # c = 1 for the generated signal scale (spec §6a, §10.3)
+    beta_min: NonNegativeFloat = 1.0
+    mu: OpenProbability = 0.1
+    marginal_scale: PositiveFloat = 10.0
+    lam: NonNegativeFloat = 0.01
+    hard_mu: OpenProbability = 0.45  # official hard setting (spec §3)
+    hard_marginal_scale: PositiveFloat = 0.1
+    hard_prior_scale: NonNegativeFloat = 1.0
+    hard_beta_min: NonNegativeFloat = 0.0
     # training (spec §6a: Adam lr 1e-3, ~15 epochs, batch 32)
-    epochs: int = 15
-    batch_size: int = 32
-    lr: float = 1e-3
-    models: tuple[str, ...] = ("seq", "seq-signal", "macs-mask", "seq2exp-soft", "seq2exp-hard")
-    learn_seeds: int = 3  # seeds on which the models are trained (the untrained checks use all `seeds`)
-    learn_genes: int = 0  # genes (first ones, their splits kept) the models are trained/tested on; 0: all
-    retrain_top: float = 0.1  # Seq2Exp-retrain keeps the top 10% of E[m]
+    epochs: PositiveInt = 15
+    batch_size: PositiveInt = 32
+    lr: PositiveFloat = 1e-3
+    models: Annotated[tuple[str, ...], Each(OneOf(MODELS))] = (
+        "seq",
+        "seq-signal",
+        "macs-mask",
+        "seq2exp-soft",
+        "seq2exp-hard",
+    )
+    learn_seeds: NonNegativeInt = 3  # seeds on which the models are trained (the untrained checks use all `seeds`)
+    learn_genes: NonNegativeInt = 0  # genes (first ones, their splits kept) the models are trained/tested on; 0: all
+    retrain_top: OpenProbability = 0.1  # Seq2Exp-retrain keeps the top 10% of E[m]
     # MACS-style caller (spec §4)
-    peak_d: int = 200
-    count_scale: float = 0.0  # 0: count_scale = peak_d (window sums, the default); 1 is the pitfall
-    qvalue: float = 0.05
+    peak_d: PositiveInt = 200
+    count_scale: NonNegativeFloat = 0.0  # 0: count_scale = peak_d (window sums, the default); 1 is the pitfall
+    qvalue: OpenProbability = 0.05
     # caller check (spec §9.5)
-    caller_track_len: int = 100_000
-    caller_seeds: int = 3
+    caller_track_len: Annotated[int, AtLeast(20_000)] = 100_000
+    caller_seeds: PositiveInt = 3
     # gates (spec §6a claims; learned-model gates provisional)
-    gate_off_auprc: float = 0.2
-    gate_macs_precision: float = 0.1
-    gate_mse_reduction: float = 0.2
-    gate_soft_vs_signal: float = 1.05
-    gate_auprc_gain: float = 0.1
-    learned_gates: bool = False  # the provisional learned-model claims are gated only when True
+    gate_off_auprc: ClosedProbability = 0.2
+    gate_macs_precision: ClosedProbability = 0.1
+    gate_mse_reduction: ClosedProbability = 0.2
+    gate_soft_vs_signal: PositiveFloat = 1.05
+    gate_auprc_gain: ClosedProbability = 0.1
+    learned_gates: Flag = False  # the provisional learned-model claims are gated only when True
     # full scale (spec §6b)
-    data_root: str = ""  # GeneExp layout; empty: the planted generator
-    cell_type: str = "K562"
-    fold: int = 11
-    threads: int = 0  # torch threads (0: leave the default)
-    workers: int = 1  # processes training the models of a seed in parallel (CPU)
+    data_root: Text = ""  # GeneExp layout; empty: the planted generator
+    cell_type: Annotated[str, OneOf(("K562", "GM12878"))] = "K562"
+    fold: PositiveInt = 11
+    threads: NonNegativeInt = 0  # torch threads (0: leave the default)
+    workers: PositiveInt = 1  # processes training the models of a seed in parallel (CPU)
 
     def __post_init__(self) -> None:
-        for name in ("n_genes", "n_motifs", "seeds", "d", "n_layers", "epochs", "batch_size", "peak_d"):
-            check_int_at_least(name, getattr(self, name), 1)
-        check_int_at_least("length", self.length, 256)
-        check_int_at_least("center_len", self.center_len, 1)
+        super().__post_init__()
         if self.center_len >= self.length // 2:
             raise ValueError(f"center_len must be < length/2 = {self.length // 2}, got {self.center_len}")
-        check_int_at_least("caller_track_len", self.caller_track_len, 20_000)
-        check_int_at_least("caller_seeds", self.caller_seeds, 1)
-        check_int_at_least("fold", self.fold, 1)
-        check_int_at_least("threads", self.threads, 0)
-        check_int_at_least("learn_seeds", self.learn_seeds, 0)
-        check_int_at_least("workers", self.workers, 1)
-        check_int_at_least("learn_genes", self.learn_genes, 0)
-        check_one_of("truth", self.truth, TRUTHS)
-        check_one_of("backbone", self.backbone, BACKBONES)
-        check_one_of("cell_type", self.cell_type, ("K562", "GM12878"))
-        for name in ("prior_scale", "beta_min", "lam", "hard_prior_scale", "hard_beta_min", "count_scale"):
-            check_nonnegative(name, getattr(self, name))
-        for name in ("marginal_scale", "hard_marginal_scale", "lr", "gate_soft_vs_signal"):
-            check_positive(name, getattr(self, name))
-        for name in ("mu", "hard_mu", "qvalue", "retrain_top"):
-            check_probability(name, getattr(self, name))
-        for name in ("gate_off_auprc", "gate_macs_precision", "gate_mse_reduction", "gate_auprc_gain"):
-            check_in_range(name, getattr(self, name), 0.0, 1.0)
-        check_each("models", self.models, check_one_of, MODELS)
-        if self.n_genes < 20:
-            raise ValueError(f"n_genes must be >= 20 (train/val/test 70/15/15), got {self.n_genes}")
 
 
 PRESETS: dict[str, Config] = {
