@@ -3,82 +3,73 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 from iclr25.shared.validate import (
-    check_each,
+    AtLeast,
+    ClosedProbability,
+    Each,
+    Integer,
+    IsText,
+    NonEmpty,
+    NonNegativeFloat,
+    NonNegativeInt,
+    OneOf,
+    OpenProbability,
+    Positive,
+    PositiveFloat,
+    PositiveInt,
+    Validated,
     check_int_at_least,
-    check_nonempty,
-    check_nonnegative,
-    check_one_of,
-    check_positive,
-    check_probability,
-    check_text,
 )
 
 SETTINGS: tuple[str, ...] = ("changepoint", "drift", "hetero")  # the generated settings (data.make_regression)
+LearningRates = Annotated[tuple[float, ...], NonEmpty(), Each(Positive())]
+TrueOrFalse = Annotated[bool, OneOf((True, False))]
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Quick: `iclr25-eci-conformal reproduce --scale quick` (~20 s of CPU on one core; 1 min wall on a busy
     2-core machine) reaches coverage 0.89-0.90 for every ECI variant and lr, and best-ECI / best-baseline
     width ratios of about 0.99-1.01.
     """
 
-    settings: tuple[str, ...] = SETTINGS
-    seeds: int = 5
-    n: int = 2000  # paper Sec. 5 (changepoint: n = 2000)
-    alpha: float = 0.1  # paper default
-    burn_in: int = 100  # official changepoint config T_burnin (also the adaptive-lr window)
-    ols_window: int = 100
+    settings: Annotated[tuple[str, ...], NonEmpty(), Each(OneOf(SETTINGS))] = SETTINGS
+    seeds: PositiveInt = 5
+    n: Integer = 2000  # paper Sec. 5 (changepoint: n = 2000)
+    alpha: OpenProbability = 0.1  # paper default
+    burn_in: PositiveInt = 100  # official changepoint config T_burnin (also the adaptive-lr window)
+    ols_window: Annotated[int, AtLeast(10)] = 100  # the rolling OLS fits after 10 points
     # lr grids of the official changepoint config (tests/configs/changepoint_test.yaml)
-    eci_lrs: tuple[float, ...] = (1.0, 0.5, 0.1, 0.05)
-    ogd_lrs: tuple[float, ...] = (10.0, 5.0, 1.0, 0.5)
-    sf_ogd_lrs: tuple[float, ...] = (1000.0, 500.0, 100.0, 50.0)
-    decay_ogd_lrs: tuple[float, ...] = (100.0, 50.0, 10.0, 5.0)
-    aci_lrs: tuple[float, ...] = (0.1, 0.05, 0.01, 0.005)
-    min_coverage: float = 0.89  # selection rule threshold
-    coverage_margin: float = 0.015  # gated: |coverage - (1 - alpha)| for every ECI variant and grid lr
-    width_margin: float = 1.05  # gated: best ECI <= 1.05 x best baseline
-    extras: bool = True  # ablations, DtACI, PI, Trail, ACI-clipped and the absolute-residual score
-    validity_n: int = 20000
-    validity_lrs: tuple[float, ...] = (0.05, 0.2)
-    validity_margin: float = 0.005
-    mix1_seeds: int = 5  # seeds of the Conformal-PID score streams (mix1 and two more); 0 disables them
-    figures: bool = True
-    data_dir: str = ""  # optional folder with the paper's real CSVs (see real_data_benchmark); never downloaded
+    eci_lrs: LearningRates = (1.0, 0.5, 0.1, 0.05)
+    ogd_lrs: LearningRates = (10.0, 5.0, 1.0, 0.5)
+    sf_ogd_lrs: LearningRates = (1000.0, 500.0, 100.0, 50.0)
+    decay_ogd_lrs: LearningRates = (100.0, 50.0, 10.0, 5.0)
+    aci_lrs: LearningRates = (0.1, 0.05, 0.01, 0.005)
+    min_coverage: ClosedProbability = 0.89  # selection rule threshold
+    coverage_margin: NonNegativeFloat = 0.015  # gated: |coverage - (1 - alpha)| for every ECI variant and grid lr
+    width_margin: PositiveFloat = 1.05  # gated: best ECI <= 1.05 x best baseline
+    extras: TrueOrFalse = True  # ablations, DtACI, PI, Trail, ACI-clipped and the absolute-residual score
+    validity_n: Annotated[int, AtLeast(2)] = 20000
+    validity_lrs: LearningRates = (0.05, 0.2)
+    validity_margin: NonNegativeFloat = 0.005
+    mix1_seeds: NonNegativeInt = 5  # seeds of the Conformal-PID score streams (mix1 and two more); 0 disables them
+    figures: TrueOrFalse = True
+    # optional folder with the paper's real CSVs (see real_data_benchmark); never downloaded
+    data_dir: Annotated[str, IsText("a folder path (text)")] = ""
     # SF-OGD's normaliser: "true" squared gradients (alpha^2 covered, (1 - alpha)^2 missed) or the official
     # code's ("official": (1 + alpha)^2 for a miss; select it to match the official functions' thresholds)
-    sf_ogd_normaliser: str = "true"
+    sf_ogd_normaliser: Annotated[str, OneOf(("true", "official"))] = "true"
     # c-sensitivity sweep (the paper's appendix figure uses c in {0.1, 0.5, 1, 1.5, 2}); () switches it off
-    c_values: tuple[float, ...] = (0.1, 0.5, 1.0, 1.5, 2.0)
+    c_values: Annotated[tuple[float, ...], Each(Positive())] = (0.1, 0.5, 1.0, 1.5, 2.0)
     # forecasters of the real-data tables when data_dir is given: "ar" (numpy), "theta" (statsmodels, the
     # [forecast] extra), "prophet" (only from a cached proc/<name>_test/prophet.npz)
-    forecasters: tuple[str, ...] = ("ar", "prophet")
+    forecasters: Annotated[tuple[str, ...], Each(OneOf(("ar", "theta", "prophet")))] = ("ar", "prophet")
 
     def __post_init__(self) -> None:
-        check_nonempty("settings", self.settings)
-        check_each("settings", self.settings, check_one_of, SETTINGS)
-        check_int_at_least("seeds", self.seeds, 1)
-        check_int_at_least("burn_in", self.burn_in, 1)
+        super().__post_init__()
         check_int_at_least("n", self.n, self.burn_in + 2)  # metrics need points after the burn-in
-        check_probability("alpha", self.alpha)
-        check_int_at_least("ols_window", self.ols_window, 10)  # the rolling OLS fits after 10 points
-        for name in ("eci_lrs", "ogd_lrs", "sf_ogd_lrs", "decay_ogd_lrs", "aci_lrs", "validity_lrs"):
-            check_nonempty(name, getattr(self, name))
-            check_each(name, getattr(self, name), check_positive)
-        check_probability("min_coverage", self.min_coverage, closed=True)
-        check_nonnegative("coverage_margin", self.coverage_margin)
-        check_positive("width_margin", self.width_margin)
-        check_one_of("extras", self.extras, (True, False))
-        check_int_at_least("validity_n", self.validity_n, 2)
-        check_nonnegative("validity_margin", self.validity_margin)
-        check_int_at_least("mix1_seeds", self.mix1_seeds, 0)
-        check_one_of("figures", self.figures, (True, False))
-        check_one_of("sf_ogd_normaliser", self.sf_ogd_normaliser, ("true", "official"))
-        check_each("c_values", self.c_values, check_positive)
-        check_each("forecasters", self.forecasters, check_one_of, ("ar", "theta", "prophet"))
-        check_text("data_dir", self.data_dir, "a folder path (text)")
 
 
 PRESETS: dict[str, Config] = {
