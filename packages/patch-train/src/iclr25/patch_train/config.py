@@ -6,14 +6,22 @@ Standard library only: bad values are refused before torch, transformers or Ligh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated
 
 from iclr25.shared.validate import (
-    check_in_range,
+    AtLeast,
+    ClosedProbability,
+    IsText,
+    NonNegativeFloat,
+    NonNegativeInt,
+    OneOf,
+    OpenProbability,
+    PositiveFloat,
+    PositiveInt,
+    Satisfies,
+    Validated,
     check_int_at_least,
-    check_nonnegative,
     check_one_of,
-    check_positive,
-    check_text,
 )
 
 # name: d_model, d_ff, layers, heads (paper Section 3.1; "tiny" is the CPU quick model, "125m" a GPU variant)
@@ -38,8 +46,31 @@ def check_model(value: object) -> None:
         raise ValueError(f"unknown model size {value!r}; allowed: {', '.join(MODEL_SIZES)}")
 
 
+def _check_model(name: str, value: object) -> None:
+    """`check_model` as a field rule."""
+    check_model(value)
+
+
+def _check_runs(name: str, value: tuple[str, ...]) -> None:
+    """`value` includes "patch" and names only `RUNS`."""
+    bad = [r for r in value if r not in RUNS]
+    if bad or "patch" not in value:
+        raise ValueError(f"{name} must include 'patch' and come from {', '.join(RUNS)}; got {list(value)}")
+
+
+def _check_mapping(name: str, value: object) -> None:
+    """`value` is a dict (its keys and values are checked against the model in `Config.__post_init__`)."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{name} must map model dimensions to integers, got {value!r}")
+
+
+_ModelSize = Annotated[str, Satisfies(_check_model, "one of " + ", ".join(MODEL_SIZES), "7b")]
+_NameOrPath = Annotated[str, IsText("a name or a path", nonempty=True)]
+_Overrides = Annotated[dict[str, int], Satisfies(_check_mapping, "model dimensions to integers", "n_layers=4")]
+
+
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Quick: `iclr25-patch-train reproduce --scale quick` (3 seeds x 4 runs, interleaved; 138 s of CPU, 8 min
     of wall time on a shared 2-core machine).
 
@@ -47,48 +78,43 @@ class Config:
     this budget (3.1 tokens per parameter, past the CPU sweep's crossover near 1.3).
     """
 
-    seeds: int = 3
-    model: str = "tiny"  # d 64, ffn 172, 2 layers, 2 heads (spec 6a)
-    corpus: str = "stdlib"  # stdlib | shakespeare | topics | a local .jsonl / .json / .raw / folder
-    tokenizer: str = "byte"  # byte | path to a local tokenizer.json
-    valid_corpus: str = ""  # a local file/folder for validation (e.g. WikiText-103 test); "" = the corpus's split
-    T: int = 64  # context (token stage) = patches per block (patch stage: K*T tokens)
-    K: int = 4  # paper Table 1
-    lam: float = 2 / 3  # paper Table 1 (cost 0.5x)
-    tokens_per_step: int = 1024  # equal in both stages (official scripts: 2**21; the spec's quick plan)
-    token_steps: int = 400  # the token-only budget (spec: 1,200; cut for a shared CPU); patch at equal compute reads 2x
-    lr: float = 3e-3  # paper 3e-4 at 370M; tiny models take a larger lr
-    warmup: float = 0.1  # fraction of each stage (paper: 2000 steps per stage)
-    runs: tuple[str, ...] = ("token", "patch", "scratch", "patch_equal_data")
-    eval_windows: int = 1024  # non-overlapping T-token validation windows (seeded subset; spec: 2,048)
+    seeds: PositiveInt = 3
+    model: _ModelSize = "tiny"  # d 64, ffn 172, 2 layers, 2 heads (spec 6a)
+    corpus: _NameOrPath = "stdlib"  # stdlib | shakespeare | topics | a local .jsonl / .json / .raw / folder
+    tokenizer: _NameOrPath = "byte"  # byte | path to a local tokenizer.json
+    # a local file/folder for validation (e.g. WikiText-103 test); "" = the corpus's split
+    valid_corpus: Annotated[str, IsText("a path or ''")] = ""
+    T: Annotated[int, AtLeast(2)] = 64  # context (token stage) = patches per block (patch stage: K*T tokens)
+    K: PositiveInt = 4  # paper Table 1
+    lam: OpenProbability = 2 / 3  # paper Table 1 (cost 0.5x)
+    tokens_per_step: PositiveInt = 1024  # equal in both stages (official scripts: 2**21; the spec's quick plan)
+    # the token-only budget (spec: 1,200; cut for a shared CPU); patch at equal compute reads 2x
+    token_steps: Annotated[int, AtLeast(2)] = 400
+    lr: PositiveFloat = 3e-3  # paper 3e-4 at 370M; tiny models take a larger lr
+    warmup: NonNegativeFloat = 0.1  # fraction of each stage (paper: 2000 steps per stage)
+    runs: Annotated[
+        tuple[str, ...], Satisfies(_check_runs, "include patch; each one of " + ", ".join(RUNS), ("token",))
+    ] = ("token", "patch", "scratch", "patch_equal_data")
+    eval_windows: PositiveInt = 1024  # non-overlapping T-token validation windows (seeded subset; spec: 2,048)
     # sequences per forward pass in both stages, as the official scripts (4 per device, gradient accumulation 32 for
     # tokens, 8 for patches): every pass runs the same positions, so equal compute takes equal time; 0 = whole step
-    micro_batch: int = 4
-    threads: int = 1  # torch CPU threads (1 is fastest for the tiny model on a shared machine)
-    chunk: int = 512  # the training stream is shuffled once per seed in chunks of this many tokens (0: in order)
-    max_len: int = 0  # model position table; 0 = T
-    bench_tokens_per_step: int = 4096  # tokens per step of the interleaved token/patch step benchmark (0: micro-batch)
-    bench_steps: int = 10
-    extra: dict[str, int] = field(default_factory=dict)  # model overrides, e.g. {"n_layers": 4}
-    engine: str = "torch"  # torch: a plain loop on one process; lightning: the shared Trainer (scale-out, checkpoints)
-    impl: str = "torch"  # torch: the plain-torch LLaMA (llama.FastLlama); hf: transformers' LlamaForCausalLM
+    micro_batch: NonNegativeInt = 4
+    threads: NonNegativeInt = 1  # torch CPU threads (1 is fastest for the tiny model on a shared machine)
+    # the training stream is shuffled once per seed in chunks of this many tokens (0: in order)
+    chunk: NonNegativeInt = 512
+    max_len: NonNegativeInt = 0  # model position table; 0 = T
+    # tokens per step of the interleaved token/patch step benchmark (0: micro-batch)
+    bench_tokens_per_step: NonNegativeInt = 4096
+    bench_steps: PositiveInt = 10
+    # model overrides, e.g. {"n_layers": 4}
+    extra: _Overrides = field(default_factory=dict)
+    # torch: a plain loop on one process; lightning: the shared Trainer (scale-out, checkpoints)
+    engine: Annotated[str, OneOf(ENGINES)] = "torch"
+    # torch: the plain-torch LLaMA (llama.FastLlama); hf: transformers' LlamaForCausalLM
+    impl: Annotated[str, OneOf(IMPLS)] = "torch"
 
     def __post_init__(self) -> None:
-        check_one_of("engine", self.engine, ENGINES)
-        check_one_of("impl", self.impl, IMPLS)
-        for name in ("seeds", "K", "tokens_per_step", "eval_windows", "bench_steps"):
-            check_int_at_least(name, getattr(self, name), 1)
-        check_int_at_least("T", self.T, 2)
-        check_int_at_least("token_steps", self.token_steps, 2)
-        for name in ("micro_batch", "threads", "chunk", "max_len", "bench_tokens_per_step"):
-            check_int_at_least(name, getattr(self, name), 0)
-        check_model(self.model)
-        for name in ("corpus", "tokenizer"):
-            check_text(name, getattr(self, name), "a name or a path", nonempty=True)
-        check_text("valid_corpus", self.valid_corpus, "a path or ''")
-        check_in_range("lam", self.lam, 0.0, 1.0, low_open=True, high_open=True)
-        check_positive("lr", self.lr)
-        check_nonnegative("warmup", self.warmup)
+        super().__post_init__()
         if self.tokens_per_step % (self.K * self.T):
             raise ValueError(f"tokens_per_step={self.tokens_per_step} must be a multiple of K*T={self.K * self.T}")
         seqs = (self.tokens_per_step // (self.K * self.T), self.tokens_per_step // self.T)  # per step: patch, token
@@ -98,11 +124,6 @@ class Config:
             )
         if self.max_len and self.max_len < self.T:
             raise ValueError(f"max_len must be 0 (= T) or >= T={self.T}, got {self.max_len}")
-        bad = [r for r in self.runs if r not in RUNS]
-        if bad or "patch" not in self.runs:
-            raise ValueError(f"runs must include 'patch' and come from {', '.join(RUNS)}; got {list(self.runs)}")
-        if not isinstance(self.extra, dict):
-            raise ValueError(f"extra must map model dimensions to integers, got {self.extra!r}")
         for key, value in self.extra.items():
             check_one_of("extra key", key, MODEL_SIZES[self.model])
             check_int_at_least(f"extra[{key!r}]", value, 1)
@@ -159,38 +180,26 @@ SCALES = tuple(PRESETS)
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(Validated):
     """One `iclr25-patch-train train` run: a token, patch or two-stage run on a corpus (the verb's flags)."""
 
-    stage: str = "two-stage"  # token | patch | two-stage
-    K: int = 4  # patch size
-    lam: float = 2 / 3  # patch-stage data fraction (two-stage)
-    budget: str = "equal-compute"  # two-stage: read 1/C(lam, K) x the data of `steps` token steps, or the same data
-    steps: int = 300  # token-level step budget
-    model: str = "tiny"  # tiny, 125m, 370m, 780m, 1.3b, 2.7b
-    corpus: str = "stdlib"  # stdlib, shakespeare, topics or a local file/folder
-    tokenizer: str = "byte"  # byte or a local tokenizer.json
-    T: int = 64  # context length
-    tokens_per_step: int = 1024
-    lr: float = 3e-3
-    warmup: float = 0.1  # fraction of each stage, or steps if >= 1
-    micro_batch: int = 0  # sequences per forward (0: the whole step)
-    threads: int = 1  # torch CPU threads (0: all)
+    stage: Annotated[str, OneOf(STAGES)] = "two-stage"  # token | patch | two-stage
+    K: PositiveInt = 4  # patch size
+    lam: ClosedProbability = 2 / 3  # patch-stage data fraction (two-stage)
+    # two-stage: read 1/C(lam, K) x the data of `steps` token steps, or the same data
+    budget: Annotated[str, OneOf(BUDGETS)] = "equal-compute"
+    steps: Annotated[int, AtLeast(2)] = 300  # token-level step budget
+    model: _ModelSize = "tiny"  # tiny, 125m, 370m, 780m, 1.3b, 2.7b
+    corpus: _NameOrPath = "stdlib"  # stdlib, shakespeare, topics or a local file/folder
+    tokenizer: _NameOrPath = "byte"  # byte or a local tokenizer.json
+    T: Annotated[int, AtLeast(2)] = 64  # context length
+    tokens_per_step: PositiveInt = 1024
+    lr: PositiveFloat = 3e-3
+    warmup: NonNegativeFloat = 0.1  # fraction of each stage, or steps if >= 1
+    micro_batch: NonNegativeInt = 0  # sequences per forward (0: the whole step)
+    threads: NonNegativeInt = 1  # torch CPU threads (0: all)
 
     def __post_init__(self) -> None:
-        check_one_of("stage", self.stage, STAGES)
-        check_one_of("budget", self.budget, BUDGETS)
-        check_int_at_least("K", self.K, 1)
-        check_int_at_least("steps", self.steps, 2)
-        check_int_at_least("T", self.T, 2)
-        check_int_at_least("tokens_per_step", self.tokens_per_step, 1)
-        check_int_at_least("micro_batch", self.micro_batch, 0)
-        check_int_at_least("threads", self.threads, 0)
-        check_in_range("lam", self.lam, 0.0, 1.0)
-        check_positive("lr", self.lr)
-        check_nonnegative("warmup", self.warmup)
-        check_model(self.model)
-        check_text("corpus", self.corpus, "a name or a path", nonempty=True)
-        check_text("tokenizer", self.tokenizer, "a name or a path", nonempty=True)
+        super().__post_init__()
         if self.tokens_per_step % (self.K * self.T):
             raise ValueError(f"tokens_per_step={self.tokens_per_step} must be a multiple of K*T={self.K * self.T}")
