@@ -5,8 +5,10 @@ on a deliberately broken package and see it fail."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import inspect
+import itertools
 import os
 import pkgutil
 import sys
@@ -121,6 +123,40 @@ def export_violations(module_name: str) -> list[str]:
     return found
 
 
+def config_violations(module_name: str) -> list[str]:
+    """Config dataclasses that do not check every field: each dataclass a `config` module defines must be
+    `Validated`, every field must declare a constraint, and every field must refuse a value its constraints refuse
+    (set on each preset of that class, or on the defaults), with an error that names the field."""
+    from iclr25.shared.validate import Validated, field_constraints
+
+    module = importlib.import_module(module_name)
+    classes = [
+        obj
+        for obj in vars(module).values()
+        if inspect.isclass(obj) and dataclasses.is_dataclass(obj) and obj.__module__ == module_name
+    ]
+    found = []
+    for cls in classes:
+        where = f"{module_name}.{cls.__name__}"
+        if not issubclass(cls, Validated):
+            found.append(f"{where} is not a Validated dataclass")
+            continue
+        presets = [v for v in getattr(module, "PRESETS", {}).values() if type(v) is cls] or [cls()]
+        for name, rules in field_constraints(cls).items():
+            if not rules:
+                found.append(f"{where}.{name} declares no constraint")
+            for rule, preset in itertools.product(rules, presets):
+                bad = rule.refused(getattr(preset, name))
+                try:
+                    dataclasses.replace(preset, **{name: bad})
+                except ValueError as e:
+                    if name not in str(e):
+                        found.append(f"{where}.{name}={bad!r} is refused, but the error does not name it: {e}")
+                else:
+                    found.append(f"{where}.{name}={bad!r} is accepted, though {rule.describe()} refuses it")
+    return found
+
+
 def test_imports_keep_the_layers_apart() -> None:
     assert import_violations(ROOT) == []
 
@@ -128,6 +164,11 @@ def test_imports_keep_the_layers_apart() -> None:
 @pytest.mark.parametrize("slug", SLUGS)
 def test_every_public_name_imports_from_the_package_root(slug: str) -> None:
     assert export_violations("iclr25." + slug.replace("-", "_")) == []
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_config_field_is_checked(slug: str) -> None:
+    assert config_violations(f"iclr25.{slug.replace('-', '_')}.config") == []
 
 
 def test_shared_exports_are_what_they_say() -> None:
@@ -174,6 +215,27 @@ def test_the_checks_fail_on_a_deliberately_broken_package(tmp_path: Path, monkey
     assert "broken_pkg.missing is in __all__ but does not import" in found
     assert "broken_pkg.undocumented has no docstring" in found
     assert "broken_pkg.sort is a module, not the object __all__ promises" in found
+    _write(
+        package / "config.py",
+        "from __future__ import annotations\n"
+        "from dataclasses import dataclass\n"
+        "from iclr25.shared.validate import PositiveFloat, PositiveInt, Validated\n"
+        "@dataclass(frozen=True)\n"
+        "class Config(Validated):\n"
+        "    steps: PositiveInt = 10\n"
+        "    lr: PositiveFloat = 0.1\n"
+        "    seed: int = 0\n"
+        "    def __post_init__(self):  # forgets super().__post_init__(): nothing is checked\n"
+        "        pass\n"
+        "@dataclass(frozen=True)\n"
+        "class Plain:\n"
+        "    steps: int = 10\n",
+    )
+    found = config_violations("broken_pkg.config")
+    assert "broken_pkg.config.Plain is not a Validated dataclass" in found
+    assert "broken_pkg.config.Config.seed declares no constraint" in found
+    assert "broken_pkg.config.Config.steps=0 is accepted, though integer >= 1 refuses it" in found
+    assert "broken_pkg.config.Config.lr=0.0 is accepted, though > 0 refuses it" in found
     for name in [m for m in sys.modules if m.startswith("broken_pkg")]:
         monkeypatch.delitem(sys.modules, name)
 
@@ -201,6 +263,7 @@ def test_the_scaffold_makes_a_package_that_keeps_the_contract(tmp_path: Path, mo
         assert lint.returncode == 0, lint.stdout + lint.stderr
     monkeypatch.syspath_prepend(str(package / "src"))
     assert export_violations("iclr25.demo_paper") == []
+    assert config_violations("iclr25.demo_paper.config") == []
     tests = subprocess.run(
         [
             sys.executable,

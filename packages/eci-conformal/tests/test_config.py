@@ -37,7 +37,7 @@ def test_presets_are_valid():
         ({"width_margin": float("inf")}, "width_margin must be a finite number"),
         ({"validity_n": 1}, "validity_n must be an integer >= 2"),
         ({"mix1_seeds": -1}, "mix1_seeds must be an integer >= 0"),
-        ({"extras": "maybe"}, "extras must be one of"),
+        ({"extras": "maybe"}, "extras must be true or false"),
         ({"sf_ogd_normaliser": "quirk"}, "sf_ogd_normaliser must be one of"),
         ({"c_values": (1.0, 0.0)}, r"c_values\[1\] must be > 0"),
         ({"forecasters": ("arima",)}, r"forecasters\[0\] must be one of"),

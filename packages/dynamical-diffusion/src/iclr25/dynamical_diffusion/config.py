@@ -11,11 +11,11 @@ from typing import Annotated, Any, Literal
 from iclr25.shared.validate import (
     AtLeast,
     Each,
+    Flag,
     InRange,
     NonEmpty,
     NonNegativeFloat,
     NonNegativeInt,
-    OneOf,
     OrNone,
     Positive,
     PositiveFloat,
@@ -56,7 +56,7 @@ class Config(Validated):
     weight_decay: NonNegativeFloat = 0.01  # torch AdamW default, as official
     T: Annotated[int, AtLeast(10)] = 1000
     gamma_ratio: Annotated[float, InRange(0.0, 1.0)] = 0.5  # official default r
-    dependent_noise: Annotated[bool, OneOf((True, False))] = True  # official configs (use_x_ema: True)
+    dependent_noise: Flag = True  # official configs (use_x_ema: True)
     ddim_steps: PositiveInt = 20
     # ensemble members per test case (official: 8); fair CRPS and the sample figure need two members
     n_samples: Annotated[int, AtLeast(2)] = 8
@@ -70,7 +70,7 @@ class Config(Validated):
         Satisfies(_check_distinct_ratios, "distinct ratios", (0.1, 0.1)),
     ] = ()
     # also DyDiff at gamma_ratio with the other noise kind (dependent <-> independent)
-    noise_ablation: Annotated[bool, OneOf((True, False))] = False
+    noise_ablation: Flag = False
     threads: PositiveInt = 1  # torch CPU threads per process; 1 is faster than 2 on a shared, oversubscribed machine
     workers: PositiveInt = 1  # seeds run in this many processes at once; results do not depend on it
     # training steps between checkpoints of every model (0: none); --checkpoint-every too

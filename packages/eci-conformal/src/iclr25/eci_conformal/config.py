@@ -9,6 +9,7 @@ from iclr25.shared.validate import (
     AtLeast,
     ClosedProbability,
     Each,
+    Flag,
     Integer,
     IsText,
     NonEmpty,
@@ -25,7 +26,6 @@ from iclr25.shared.validate import (
 
 SETTINGS: tuple[str, ...] = ("changepoint", "drift", "hetero")  # the generated settings (data.make_regression)
 LearningRates = Annotated[tuple[float, ...], NonEmpty(), Each(Positive())]
-TrueOrFalse = Annotated[bool, OneOf((True, False))]
 
 
 @dataclass(frozen=True)
@@ -50,12 +50,12 @@ class Config(Validated):
     min_coverage: ClosedProbability = 0.89  # selection rule threshold
     coverage_margin: NonNegativeFloat = 0.015  # gated: |coverage - (1 - alpha)| for every ECI variant and grid lr
     width_margin: PositiveFloat = 1.05  # gated: best ECI <= 1.05 x best baseline
-    extras: TrueOrFalse = True  # ablations, DtACI, PI, Trail, ACI-clipped and the absolute-residual score
+    extras: Flag = True  # ablations, DtACI, PI, Trail, ACI-clipped and the absolute-residual score
     validity_n: Annotated[int, AtLeast(2)] = 20000
     validity_lrs: LearningRates = (0.05, 0.2)
     validity_margin: NonNegativeFloat = 0.005
     mix1_seeds: NonNegativeInt = 5  # seeds of the Conformal-PID score streams (mix1 and two more); 0 disables them
-    figures: TrueOrFalse = True
+    figures: Flag = True
     # optional folder with the paper's real CSVs (see real_data_benchmark); never downloaded
     data_dir: Annotated[str, IsText("a folder path (text)")] = ""
     # SF-OGD's normaliser: "true" squared gradients (alpha^2 covered, (1 - alpha)^2 missed) or the official

@@ -13,6 +13,7 @@ from iclr25.shared.validate import (
     AtLeast,
     ClosedProbability,
     Each,
+    Flag,
     IsText,
     NonEmpty,
     NonNegativeInt,
@@ -118,16 +119,16 @@ class Config(Validated):
     # identical-members negative control on the first gated run (0 = skip)
     control_members: Annotated[int, AtLeast(0), Satisfies(_check_not_one, "0 (skip) or >= 2", 1)] = 4
     # one model with the ensemble's parameter count, per tabular run (R8)
-    wider_baseline: Annotated[bool, OneOf((True, False))] = True
+    wider_baseline: Flag = True
     mc_subsets: NonNegativeInt = 20  # random subsets for the NLL / error curves (reported only; 0 = skip)
     # folder holding cifar-10-batches-py / cifar-100-python / tiny-imagenet-200; never downloaded
     data_dir: Annotated[str, IsText("a folder path (text)")] = ""
     # size of the generated image task used when data_dir has no CIFAR files
     image_train: Annotated[int, AtLeast(100)] = 10000
     threads: PositiveInt = 1  # torch CPU threads (tiny matmuls run fastest on one)
-    figures: Annotated[bool, OneOf((True, False))] = True
+    figures: Flag = True
     # write each run's test probabilities as preds_<run>.npz (about 1-2 MB each)
-    save_preds: Annotated[bool, OneOf((True, False))] = False
+    save_preds: Flag = False
 
     @property
     def parsed_runs(self) -> list[tuple[str, str, int, int]]:

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from iclr25.shared.validate import (
     AtLeast,
     Each,
+    Flag,
     InRange,
     Integer,
     IsText,
@@ -36,8 +37,6 @@ MAZE_EPISODE_LEN = 50  # random-walk episode length of the official maze demo
 MINIGRID_ID = "a MiniGrid id such as MiniGrid-DoorKey-8x8-v0"
 MiniGridId = Annotated[str, IsText(MINIGRID_ID, nonempty=True)]
 MiniGridIds = Annotated[tuple[str, ...], Each(IsText(MINIGRID_ID, nonempty=True))]
-TrueOrFalse = Annotated[bool, OneOf((True, False))]
-FalseOrTrue = Annotated[bool, OneOf((False, True))]
 UnitInterval = Annotated[float, InRange(0.0, 1.0)]
 
 
@@ -84,8 +83,8 @@ class Config(Validated):
     int_coef: NonNegativeFloat = 1e-2  # official int_rew_coef
     full_envs: MiniGridIds = ()  # MiniGrid tasks with extrinsic reward (full preset)
     full_frames: NonNegativeInt = 0
-    maze_part: TrueOrFalse = True  # False skips the spiral-maze distance study (bench)
-    gate_exploration: TrueOrFalse = False  # gate the reward-free coverage claims (bench: 5 seeds); reported otherwise
+    maze_part: Flag = True  # False skips the spiral-maze distance study (bench)
+    gate_exploration: Flag = False  # gate the reward-free coverage claims (bench: 5 seeds); reported otherwise
     workers: PositiveInt = 1  # processes for the PPO runs (each one torch thread); results do not depend on it
     threads: PositiveInt = 1  # more threads only pay off on idle cores; the loop is dominated by small ops
 
@@ -163,7 +162,7 @@ class PPOConfig(Validated):
     adv_norm: Annotated[str, OneOf(("ema", "batch"))] = "ema"
     # "official" keeps the official off-by-one episode boundary
     boundary: Annotated[str, OneOf(("correct", "official"))] = "correct"
-    stale_features: FalseOrTrue = False  # True keeps the official never-refreshed memory features
+    stale_features: Flag = False  # True keeps the official never-refreshed memory features
     max_episode_steps: NonNegativeInt = 0  # 0 keeps the environment's own time limit
     seed: NonNegativeInt = 0
 
@@ -172,7 +171,7 @@ class PPOConfig(Validated):
 class MazeConfig(Validated):
     """Distance learning on the spiral maze (spec §6a: 20k random-walk steps, 800 Adam steps)."""
 
-    noise: FalseOrTrue = False
+    noise: Flag = False
     data_steps: Integer = 20_000  # >= episode_len: checked in __post_init__
     episode_len: Annotated[int, AtLeast(2)] = MAZE_EPISODE_LEN  # official demo
     steps: PositiveInt = 800

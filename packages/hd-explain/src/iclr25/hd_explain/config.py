@@ -8,6 +8,7 @@ from typing import Annotated
 from iclr25.shared.validate import (
     AtLeast,
     Each,
+    Flag,
     Integer,
     IsText,
     NonNegativeFloat,
@@ -95,7 +96,7 @@ class Config(Validated):
     perturbations: Annotated[tuple[str, ...], Each(OneOf(PERTURBATIONS))] = ("noise", "flip")
     # paper's RBF sweep
     temperatures: Annotated[tuple[float, ...], Each(Positive())] = (0.03, 0.06, 0.1, 0.3, 0.6, 1.0, 3.0, 6.0)
-    figures: Annotated[bool, OneOf((True, False))] = True
+    figures: Flag = True
 
     def __post_init__(self) -> None:
         super().__post_init__()

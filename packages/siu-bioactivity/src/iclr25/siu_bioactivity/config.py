@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from iclr25.shared.validate import (
     AtLeast,
     Each,
+    Flag,
     InRange,
     IsText,
     NonNegativeFloat,
@@ -70,7 +71,7 @@ class Config(Validated):
     mlp_weight_decay: NonNegativeFloat = 1e-4
     # "pooled" computes Pearson* on pooled data: the broken variant
     star_metric: Annotated[str, OneOf(STAR_METRICS)] = "per_pocket"
-    figures: Annotated[bool, OneOf((True, False))] = True
+    figures: Flag = True
     # full preset: real data (Uni-Mol LMDB folder with train/valid/test.lmdb), networks
     data_dir: Annotated[str, IsText("a folder path (text)")] = ""
     splits: Annotated[tuple[str, ...], Each(OneOf(("split_60", "split_90")))] = ("split_60", "split_90")

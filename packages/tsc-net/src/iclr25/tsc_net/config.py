@@ -13,11 +13,9 @@ from iclr25.shared.validate import (
     InRange,
     Integer,
     IsText,
-    NonNegative,
     NonNegativeInt,
     OneOf,
     OpenProbability,
-    Positive,
     PositiveFloat,
     PositiveInt,
     Satisfies,
@@ -59,7 +57,7 @@ class Config(Validated):
     # model (spec §6a TSC-lite; TSCConfig.sdd() for the official grid)
     arch: Annotated[str, OneOf(("lite", "sdd"))] = "lite"
     goal_cells: PositiveInt = 7
-    goal_cell_px: Annotated[float, Positive(), NonNegative()] = 20.0
+    goal_cell_px: PositiveFloat = 20.0
     step_cell_px: PositiveFloat = 5.0
     d_model: PositiveInt = 64
     heads: PositiveInt = 4
