@@ -188,6 +188,16 @@ def test_help_lists_every_verb_without_heavy_imports(slug: str) -> None:
 
 
 @pytest.mark.parametrize("slug", sorted(PAPERS))
+def test_reproduce_help_lists_every_config_key(slug: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`iclr25-<slug> reproduce --help` names every key a `key=value` override may set, with what it accepts."""
+    quick = importlib.import_module(f"{PAPERS[slug].module}.config").PRESETS["quick"]
+    with pytest.raises(SystemExit):
+        PAPERS[slug].load_cli()(["reproduce", "--help"])
+    keys = capsys.readouterr().out.split("config keys", 1)[-1].splitlines()[1:]
+    assert [line.split()[0] for line in keys] == [f.name for f in dataclasses.fields(quick)]
+
+
+@pytest.mark.parametrize("slug", sorted(PAPERS))
 def test_bad_values_are_refused_before_torch_loads(slug: str, workspace: Path) -> None:
     """Every case above that names no file and no accelerator is refused before torch is imported."""
     import json

@@ -116,3 +116,13 @@ def test_help_shows_what_each_flag_accepts() -> None:
     assert "--plain V (default: 0)" in text
     with pytest.raises(cli.CliError, match="steps must be an integer >= 1"):
         cli.config_from_args(parser.parse_args(["--steps", "0"]), Config())
+
+
+def test_reproduce_help_lists_the_config_keys() -> None:
+    parser = argparse.ArgumentParser(prog="demo reproduce")
+    cli.add_run_args(parser, presets={"quick": Config(), "full": Config(steps=30)})
+    text = parser.format_help()
+    keys = text.split("config keys (key=value; value in the quick preset, then what it accepts):\n")[1].splitlines()
+    assert keys[0].split() == ["steps", "3", "integer", ">=", "1"]
+    assert keys[3].split() == ["widths", "2,4", "not", "empty;", "each", "integer", ">=", "1"]
+    assert keys[-1].split() == ["plain", "0"]  # no declared constraint: nothing to say

@@ -52,13 +52,33 @@ def add_run_args(
     scales: Sequence[str] = ("quick", "full"),
     default_scale: str = "quick",
     scale_out: bool = False,
+    presets: dict[str, Any] | None = None,
 ) -> None:
     """Add the flags every run-like command shares (see module docstring); `scale_out` adds the multi-process
-    flags of verbs whose loops train networks (`add_scale_out_args`)."""
+    flags of verbs whose loops train networks (`add_scale_out_args`); `presets` lists the config keys, what each
+    accepts and its value in the default preset below the flags in `--help`."""
     parser.add_argument("--scale", choices=list(scales), default=default_scale, help="preset (default: %(default)s)")
     parser.add_argument("--config", type=Path, help="YAML file of config overrides, applied before key=value ones")
     add_verb_args(parser, scale_out=scale_out)
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. lr=0.01")
+    if presets is not None:
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        parser.epilog = config_keys_help(presets[default_scale], f"the {default_scale} preset")
+
+
+def config_keys_help(config: Any, source: str) -> str:
+    """A table of dataclass `config`'s keys: what each accepts (its declared constraints) and its value in `source`."""
+    rules = field_constraints(type(config))
+    rows = []
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        shown = ",".join(map(str, value)) if isinstance(value, tuple | list) else str(value)
+        shown = shown if len(shown) <= 28 else shown[:25] + "..."
+        rows.append((f.name, shown, "; ".join(rule.describe() for rule in rules[f.name])))
+    name_width = max(len(row[0]) for row in rows)
+    value_width = max(len(row[1]) for row in rows)
+    lines = [f"  {n:<{name_width}}  {v:<{value_width}}  {a}".rstrip() for n, v, a in rows]
+    return f"config keys (key=value; value in {source}, then what it accepts):\n" + "\n".join(lines)
 
 
 def add_verb_args(parser: argparse.ArgumentParser, *, scale_out: bool = False, seed: int = 0) -> None:

@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from iclr25.compose_decompose.config import PRESETS
 from iclr25.shared.cli import (
     CliError,
     add_run_args,
@@ -38,7 +39,7 @@ def _parser():
     parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,train,compose,eval,cbm}")
     rep = sub.add_parser("reproduce", help="run the ci/quick/full reproduction and print its claims table")
-    add_run_args(rep, scales=SCALES)
+    add_run_args(rep, scales=SCALES, presets=PRESETS)
     tr = sub.add_parser("train", help="train Sender, channel and Receiver on Decompose (or Compose) games")
     add_run_args(tr, scales=SCALES)
     tr.add_argument("--step", choices=("decompose", "compose"), default="decompose", help="game (default: %(default)s)")

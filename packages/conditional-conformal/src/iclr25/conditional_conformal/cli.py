@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from iclr25.conditional_conformal.config import PRESETS
 from iclr25.shared.cli import CliError, add_run_args, make_parser, package_main
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import DEVICES, check_run_folder, default_run_dir, open_run_folder
@@ -33,7 +34,7 @@ def _parser():
     parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,fit-predict}")
     rep = sub.add_parser("reproduce", help="run the ci/quick/full reproduction and print its claims table")
-    add_run_args(rep, scales=SCALES)
+    add_run_args(rep, scales=SCALES, presets=PRESETS)
     f = sub.add_parser("fit-predict", help="train an MDN on your CSV, calibrate, and write sets for held-out rows")
     f.add_argument("--data", type=Path, required=True, help="CSV file with a header row, numeric columns")
     f.add_argument("--target", required=True, help="target column(s), comma-separated for several outputs")

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from iclr25.dist_loss.config import TrainConfig
+from iclr25.dist_loss.config import PRESETS, TrainConfig
 from iclr25.dist_loss.names import HEAD_INITS
 from iclr25.shared.cli import (
     CliError,
@@ -73,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run a preset and check the paper's claims")
-    add_run_args(rep, scales=PAPER.scales, scale_out=True)
+    add_run_args(rep, scales=PAPER.scales, scale_out=True, presets=PRESETS)
 
     syn = sub.add_parser("synth", help="write the AgeDB-DIR-shaped synthetic task as .npz")
     syn.add_argument("--seed", type=int, default=0)

@@ -46,7 +46,7 @@ def _parser():
     parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="exact checks + DyDiff vs DPM benchmark; writes results.json")
-    add_run_args(rep, scales=SCALES, scale_out=True)
+    add_run_args(rep, scales=SCALES, scale_out=True, presets=PRESETS)
     tr = sub.add_parser("train", help="train one model (r = 0 is DPM) on generated data; saves model.pt")
     add_run_args(tr, scales=SCALES, scale_out=True)
     tr.add_argument("--dataset", choices=DATASETS[:4], default=None, help="data set (default: the preset's)")

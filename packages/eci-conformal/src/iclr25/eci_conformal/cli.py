@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from iclr25.eci_conformal.config import PRESETS
 from iclr25.shared.cli import (
     CliError,
     add_run_args,
@@ -59,7 +60,7 @@ def _parser():
     parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,run,tables}")
     rep = sub.add_parser("reproduce", help="run the quick/full reproduction and print its claims table")
-    add_run_args(rep, scales=("quick", "full"))
+    add_run_args(rep, scales=("quick", "full"), presets=PRESETS)
     r = sub.add_parser("run", help="online conformal intervals for one column of your CSV")
     r.add_argument("--data", type=Path, required=True, help="CSV file with a header row")
     r.add_argument("--column", required=True, help="column holding the series y")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from iclr25.ensemble_homogeneity.config import PRESETS
 from iclr25.shared.cli import CliError, add_run_args, make_parser, package_main
 from iclr25.shared.run import DEVICES
 
@@ -42,7 +43,7 @@ def _parser():
     parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,train,analyze,estimate}")
     rep = sub.add_parser("reproduce", help="run a preset (ci, quick, full) and print its claims table")
-    add_run_args(rep, scales=("ci", "quick", "full"))
+    add_run_args(rep, scales=("ci", "quick", "full"), presets=PRESETS)
     tr = sub.add_parser("train", help="train a homogeneous ensemble and save its test probabilities (.npz)")
     tr.add_argument("--dataset", choices=TRAIN_DATASETS, default="digits", help="(default: %(default)s)")
     tr.add_argument(

@@ -30,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     verbs = "{reproduce,train,eval,distance-map,overhead,profile}"
     sub = parser.add_subparsers(dest="command", required=True, metavar=verbs)
     rep = sub.add_parser("reproduce", help="run a preset and print its claims table")
-    add_run_args(rep, scales=tuple(PRESETS))
+    add_run_args(rep, scales=tuple(PRESETS), presets=PRESETS)
 
     tr = sub.add_parser("train", help="PPO with an intrinsic reward on a MiniGrid task")
     tr.add_argument("--env", default="MiniGrid-DoorKey-8x8-v0", help="MiniGrid id (default: %(default)s)")

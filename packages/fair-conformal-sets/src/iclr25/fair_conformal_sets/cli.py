@@ -31,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = make_parser(PROG, __doc__ or "")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run a reproduction preset and check the claims")
-    add_run_args(rep, scales=tuple(PRESETS))
+    add_run_args(rep, scales=tuple(PRESETS), presets=PRESETS)
     for name, config, text in (
         ("sets", SetsConfig(), "conformal sets + per-group report for model outputs in an .npz"),
         ("analyze-study", StudyConfig(), "per-group accuracy, delta and Delta of the released human study"),

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from iclr25.hd_explain.config import PRESETS
 from iclr25.shared.cli import CliError, add_run_args, int_at_least, make_parser, package_main, positive_float
 from iclr25.shared.run import DEVICES, check_run_folder, default_run_dir, open_run_folder
 
@@ -76,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,train,explain,hitrate,debug}")
     rep = sub.add_parser("reproduce", help="run the quick/full reproduction and print its claims table")
-    add_run_args(rep, scales=("quick", "full"))
+    add_run_args(rep, scales=("quick", "full"), presets=PRESETS)
 
     t = sub.add_parser("train", help="train an MLP or ResNet-18 classifier on your data; writes model.pt")
     t.add_argument("--data", required=True, help="training data (see data above)")

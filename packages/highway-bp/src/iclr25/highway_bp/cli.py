@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from iclr25.highway_bp.config import BACKWARDS, LM_CELLS, MODELS, TrainConfig
+from iclr25.highway_bp.config import BACKWARDS, LM_CELLS, MODELS, PRESETS, TrainConfig
 from iclr25.shared.cli import (
     CliError,
     add_config_args,
@@ -34,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = make_parser(PROG, "Highway backpropagation (Fagnou et al., ICLR 2025): reproduce, train, check.")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run a reproduction preset and print its claims table")
-    add_run_args(rep, scales=SCALES, scale_out=True)
+    add_run_args(rep, scales=SCALES, scale_out=True, presets=PRESETS)
     tr = sub.add_parser(
         "train",
         help="train a model on digits with BP/BPTT, Highway-BP(k) or FPI(k)",

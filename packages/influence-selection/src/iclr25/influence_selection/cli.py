@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from iclr25.influence_selection.config import PRESETS
 from iclr25.shared.cli import CliError, add_run_args, make_parser, package_main
 
 PROG = "iclr25-influence-selection"
@@ -32,7 +33,7 @@ def _parser():
     parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,trim,active}")
     rep = sub.add_parser("reproduce", help="run a preset and print its claims table")
-    add_run_args(rep, scales=("ci", "quick", "full"))
+    add_run_args(rep, scales=("ci", "quick", "full"), presets=PRESETS)
     for name, helptext in (("trim", "remove the b most harmful training points and retrain"), ("active", "")):
         p = sub.add_parser(name, help=helptext or "pool-based active learning on your data")
         p.add_argument("--data", required=True, help="meta.json, a folder of .npy arrays, 'digits' or 'gaussians'")

@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from iclr25.lrnn_state_tracking.config import MODELS, TASKS, TRAIN_PRESETS, TrainConfig
+from iclr25.lrnn_state_tracking.config import MODELS, PRESETS, TASKS, TRAIN_PRESETS, TrainConfig
 from iclr25.lrnn_state_tracking.verbs import VERBS, add_verbs, run_verb
 from iclr25.shared.cli import (
     CliError,
@@ -38,7 +38,7 @@ def _parser():
     parser = make_parser(PROG, __doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run a preset and check the paper's claims")
-    add_run_args(rep, scales=("ci", "quick", "full"), scale_out=True)
+    add_run_args(rep, scales=("ci", "quick", "full"), scale_out=True, presets=PRESETS)
     tr = sub.add_parser("train", help="train one model on one task and evaluate it on lengths 40-256")
     tr.add_argument("--task", choices=TASKS, default="parity")
     tr.add_argument("--model", "--mixer", dest="model", choices=MODELS, default="deltanet")

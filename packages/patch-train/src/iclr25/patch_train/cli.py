@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     rep = sub.add_parser("reproduce", help="run a preset and print its claims table")
-    add_run_args(rep, scales=SCALES, scale_out=True)
+    add_run_args(rep, scales=SCALES, scale_out=True, presets=PRESETS)
 
     cost = sub.add_parser("cost", help="training cost and step plan of two-stage training")
     cost.add_argument("--K", type=int, default=4, help="patch size (default: %(default)s)")

@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = make_parser(PROG, __doc__ or "")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the ci/quick/full reproduction and print the claims table")
-    add_run_args(rep, scales=tuple(PRESETS))
+    add_run_args(rep, scales=tuple(PRESETS), presets=PRESETS)
     tr = sub.add_parser("train-tiny", help="train the tiny byte-level LLaMA and save it as an HF folder")
     add_config_args(tr, TrainConfig())
     _verb_flags(tr)

@@ -11,7 +11,7 @@ import math
 import sys
 from pathlib import Path
 
-from iclr25.sa_gfn.config import PAPER_GRIDS, SWEEP_METHODS
+from iclr25.sa_gfn.config import PAPER_GRIDS, PRESETS, SWEEP_METHODS
 from iclr25.shared.cli import CliError, add_run_args, add_verb_args, int_at_least, make_parser, package_main
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import check_run_folder
@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = make_parser(PROG, "Sibling Augmented GFlowNets (ICLR 2025): reproduce the claims, train, evaluate.")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the ci/quick/full reproduction and print the claims table")
-    add_run_args(rep, scales=SCALES)
+    add_run_args(rep, scales=SCALES, presets=PRESETS)
     tr = sub.add_parser("train", help="train one method on a HyperGrid and report exact metrics")
     tr.add_argument("--env", choices=["hypergrid"], default="hypergrid", help="environment (default: %(default)s)")
     tr.add_argument(

@@ -11,6 +11,7 @@ import math
 import sys
 from pathlib import Path
 
+from iclr25.seq2exp.config import PRESETS
 from iclr25.shared.cli import (
     CliError,
     add_run_args,
@@ -34,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = make_parser(PROG, "Seq2Exp (ICLR 2025): learned Beta masks over bases for gene expression prediction.")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the ci/quick/full reproduction and print the claims table")
-    add_run_args(rep, scales=SCALES)
+    add_run_args(rep, scales=SCALES, presets=PRESETS)
     gen = sub.add_parser("generate", help="write a planted-element dataset (spec §6a) as .npz")
     gen.add_argument("--n", type=int_at_least(20), default=2000, help="windows (default: 2000)")
     gen.add_argument("--length", type=int_at_least(256), default=2048, help="bases per window (default: 2048)")

@@ -23,6 +23,7 @@ from iclr25.shared.cli import (
     positive_float,
 )
 from iclr25.shared.run import open_run_folder
+from iclr25.siu_bioactivity.config import PRESETS
 
 PROG = "iclr25-siu-bioactivity"
 SLUG = "siu-bioactivity"
@@ -52,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,generate,vote,train,eval}")
     rep = sub.add_parser("reproduce", help="run the ci/quick/full reproduction and print its claims table")
-    add_run_args(rep, scales=("ci", "quick", "full"))
+    add_run_args(rep, scales=("ci", "quick", "full"), presets=PRESETS)
 
     g = sub.add_parser("generate", help="write generated SIU-like train/test sets in the official formats")
     g.add_argument("--train-pockets", type=int_at_least(1), default=150, help="training pockets (default: 150)")

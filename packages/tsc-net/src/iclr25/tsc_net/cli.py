@@ -22,6 +22,7 @@ from iclr25.shared.cli import (
     package_main,
 )
 from iclr25.shared.run import open_run_folder
+from iclr25.tsc_net.config import PRESETS
 
 PROG = "iclr25-tsc-net"
 SLUG = "tsc-net"
@@ -32,12 +33,11 @@ CONFIG_FLAGS = ("train_scenes", "test_scenes", "arch", "goal_cells", "goal_cell_
 
 def build_parser() -> argparse.ArgumentParser:
     """The `iclr25-tsc-net` argument parser."""
-    from iclr25.tsc_net.config import PRESETS
 
     parser = make_parser(PROG, "TSC-Net (ICLR 2025): reproduce the claims, simulate scenes, train, predict, evaluate.")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the ci/quick/benchmark/full reproduction and print the claims table")
-    add_run_args(rep, scales=SCALES)
+    add_run_args(rep, scales=SCALES, presets=PRESETS)
     sim = sub.add_parser("simulate", help="write simulated scenes as Y-Net pickles + mask PNGs (+ exits.json)")
     sim.add_argument("--train-scenes", type=int, default=40)
     sim.add_argument("--test-scenes", type=int, default=10)
@@ -82,7 +82,6 @@ def _check_k(k: int) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from iclr25.tsc_net.config import PRESETS
 
     cfg = config_from_args(args, PRESETS[args.scale])
     data = None if args.data == "sim" else Path(args.data)
