@@ -213,6 +213,7 @@ from __future__ import annotations
 
 import sys
 
+from iclr25.{module}.config import PRESETS
 from iclr25.shared.cli import add_run_args, make_parser, package_main
 
 PROG = "iclr25-{slug}"
@@ -222,7 +223,7 @@ def _parser():
     parser = make_parser(PROG, "{title} (ICLR 2025)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{{reproduce}}")
     reproduce = sub.add_parser("reproduce", help="run a preset and print its claims table")
-    add_run_args(reproduce, scales=("ci", "quick", "full"))
+    add_run_args(reproduce, scales=tuple(PRESETS), presets=PRESETS)
     return parser
 
 
