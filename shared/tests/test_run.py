@@ -280,6 +280,3 @@ def test_validators_accept_good_values() -> None:
     assert (
         validate.check_text("data_dir", "") == "" and validate.check_text("corpus", "c.txt", nonempty=True) == "c.txt"
     )
-    validate.check_each("lrs", (0.1, 1.0), validate.check_positive)
-    with pytest.raises(ValueError, match=r"lrs\[1\] must be > 0"):
-        validate.check_each("lrs", (0.1, 0.0), validate.check_positive)

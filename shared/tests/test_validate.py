@@ -16,8 +16,10 @@ import pytest
 from iclr25.shared import cli
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     Each,
     Finite,
+    Increasing,
     InRange,
     IsBool,
     IsInt,
@@ -32,6 +34,7 @@ from iclr25.shared.validate import (
     Probability,
     Satisfies,
     Validated,
+    ZeroOrAtLeast,
     check_int_at_least,
     field_constraints,
 )
@@ -39,6 +42,8 @@ from iclr25.shared.validate import (
 RULES = [
     # rule, a good value, a bad value, the error for the bad value, the description
     (AtLeast(3), 3, 2, "x must be an integer >= 3, got 2", "integer >= 3"),
+    (ZeroOrAtLeast(2), 0, 1, "x must be 0 (skip) or an integer >= 2, got 1", "0 (skip) or integer >= 2"),
+    (AtMost(3), 3, 4, "x must be <= 3, got 4", "<= 3"),
     (IsInt(), -4, 1.5, "x must be an integer, got 1.5", "integer"),
     (Positive(), 0.1, -1.0, "x must be > 0, got -1.0", "> 0"),
     (NonNegative(), 0.0, -0.5, "x must be >= 0, got -0.5", ">= 0"),
@@ -49,6 +54,7 @@ RULES = [
     (OneOf(("a", "b")), "b", "c", "x must be one of a, b; got 'c'", "one of a, b"),
     (NonEmpty(), (1,), (), "x must not be empty", "not empty"),
     (Each(AtLeast(1)), (1, 2), (1, 0), "x[1] must be an integer >= 1, got 0", "each integer >= 1"),
+    (Increasing(), (1, 4), (1, 1), "x must be strictly increasing, got (1, 1)", "strictly increasing"),
     (IsBool(), True, 1, "x must be true or false, got 1", "true or false"),
     (IsText("a folder path"), "", None, "x must be a folder path, got None", "a folder path"),
     (OrNone(Positive()), None, 0.0, "x must be > 0, got 0.0", "none or > 0"),

@@ -34,7 +34,7 @@ def test_presets_are_valid() -> None:
         ({"max_label": -1.0}, "max_label must be > min_label"),
         ({"step": 0.0}, "step must be > 0"),
         ({"methods": ()}, "methods must not be empty"),
-        ({"methods": ("l1", "dist", "magic")}, "unknown methods"),
+        ({"methods": ("l1", "dist", "magic")}, r"methods\[2\] must be one of"),
         ({"methods": ("l1",)}, "methods must include"),
         ({"rrt_head_init": "ones"}, "rrt_head_init must be one of"),
         ({"end_to_end": "yes"}, "end_to_end must be true or false"),

@@ -53,7 +53,7 @@ def test_analyze_and_estimate(preds, tmp_path, capsys):
         (["train", "--dataset", "cifar10", "--model", "cnn", "--out", "x.npz"], "needs --data-dir"),
         (["train", "--dataset", "digits", "--model", "cnn", "--out", "x.npz"], "use model mlp"),
         (["train", "--model", "vit", "--out", "x.npz"], "invalid choice"),
-        (["reproduce", "--scale", "ci", "sizes=4,2"], "sizes must be increasing"),
+        (["reproduce", "--scale", "ci", "sizes=4,2"], "sizes must be strictly increasing"),
         (["reproduce", "--scale", "ci", "runs=digits:mlp:64"], "dataset:model:width:members"),
         (["reproduce", "--scale", "ci", "nosuch=1"], "unknown override key"),
     ],

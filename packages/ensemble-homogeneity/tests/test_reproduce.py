@@ -142,7 +142,7 @@ def test_presets_and_run_specs():
     ):
         with pytest.raises(ValueError, match=match):
             parse_run(bad)
-    with pytest.raises(ValueError, match="sizes must be increasing"):
+    with pytest.raises(ValueError, match="sizes must be strictly increasing"):
         Config(sizes=(4, 2))
     with pytest.raises(ValueError, match="control_members"):
         Config(control_members=1)

@@ -27,7 +27,7 @@ def test_names_match_the_heavy_modules():
         ({"grid_seeds": 0}, "grid_seeds must be an integer >= 1"),
         ({"grid_warmup_mod": -1}, "grid_warmup_mod must be an integer >= 0"),
         ({"grid_wd_mod": float("inf")}, "grid_wd_mod must be a finite number"),
-        ({"grid_models": ("rwkv",)}, "grid_models must be drawn from"),
+        ({"grid_models": ("rwkv",)}, r"grid_models\[0\] must be one of"),
         ({"eval_n": 0}, "eval_n must be an integer >= 1"),
         ({"eval_max_len": 512}, "eval_max_len <= 256"),
         ({"speed_reps": 0}, "speed_reps must be an integer >= 1"),

@@ -51,8 +51,11 @@ def test_train_command(tmp_path, capsys):
         (["reproduce", "--scale", "ci", "seeds=0"], "seeds must be an integer >= 1"),
         (["reproduce", "eps=nan"], "eps must be a finite number"),
         (["train", "--R0", "nan"], "--R0 must be a finite number"),
-        (["reproduce", "--scale", "ci", "sibling_reward=edge"], "sibling_reward got ['edge']; allowed"),
-        (["reproduce", "--scale", "ci", "baselines=ppo"], "baselines got ['ppo']; allowed"),
+        (
+            ["reproduce", "--scale", "ci", "sibling_reward=edge"],
+            "sibling_reward must be one of terminal_logsumexp, gafn_terminal, gafn_edge; got 'edge'",
+        ),
+        (["reproduce", "--scale", "ci", "baselines=ppo"], "baselines[0] must be one of tb-rnd, gafn; got 'ppo'"),
         (["train", "--method", "tb", "--objective", "db"], "SA-GFN options"),
         (["train", "--method", "tb", "--intrinsic-scale", "5"], "novelty bonus"),
         (["train", "--intrinsic-scale", "-1"], "intrinsic_scale must be"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 import numbers
 import typing
@@ -84,12 +85,6 @@ def check_one_of(name: str, value: T, allowed: Iterable[T]) -> T:
     return value
 
 
-def check_each(name: str, values: Iterable[Any], check: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
-    """Apply `check` to every item of a tuple/list field; the error names the item, e.g. `lrs[2]`."""
-    for i, value in enumerate(values):
-        check(f"{name}[{i}]", value, *args, **kwargs)
-
-
 def check_nonempty(name: str, values: Any) -> Any:
     """A tuple/list/str field holds at least one item."""
     if len(values) == 0:
@@ -160,6 +155,42 @@ class AtLeast(Constraint):
 
     def refused(self, value: Any) -> Any:
         return self.minimum - 1
+
+
+@dataclass(frozen=True)
+class ZeroOrAtLeast(Constraint):
+    """0 (the part is skipped) or an integer >= `minimum`."""
+
+    minimum: int = 2
+
+    def check(self, name: str, value: Any) -> None:
+        is_int = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+        if not is_int or (value != 0 and value < self.minimum):
+            raise ValueError(f"{name} must be 0 (skip) or an integer >= {self.minimum}, got {value!r}")
+
+    def describe(self) -> str:
+        return f"0 (skip) or integer >= {self.minimum}"
+
+    def refused(self, value: Any) -> Any:
+        return self.minimum - 1 if self.minimum > 1 else -1
+
+
+@dataclass(frozen=True)
+class AtMost(Constraint):
+    """A finite number <= `maximum` (pair it with a lower bound or an integer rule)."""
+
+    maximum: float
+
+    def check(self, name: str, value: Any) -> None:
+        check_finite(name, value)
+        if value > self.maximum:
+            raise ValueError(f"{name} must be <= {self.maximum:g}, got {value!r}")
+
+    def describe(self) -> str:
+        return f"<= {self.maximum:g}"
+
+    def refused(self, value: Any) -> Any:
+        return self.maximum + 1
 
 
 @dataclass(frozen=True)
@@ -303,6 +334,21 @@ class Each(Constraint):
     def refused(self, value: Any) -> Any:
         item = value[0] if len(value) else None
         return (self.rules[0].refused(item),)
+
+
+@dataclass(frozen=True)
+class Increasing(Constraint):
+    """A tuple or list whose items strictly increase (no repeats)."""
+
+    def check(self, name: str, value: Any) -> None:
+        if any(b <= a for a, b in itertools.pairwise(value)):
+            raise ValueError(f"{name} must be strictly increasing, got {value!r}")
+
+    def describe(self) -> str:
+        return "strictly increasing"
+
+    def refused(self, value: Any) -> Any:
+        return (2, 1)
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,10 @@ from typing import Annotated, Literal
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     Each,
     Flag,
+    NonEmpty,
     NonNegativeFloat,
     NonNegativeInt,
     OneOf,
@@ -17,29 +19,12 @@ from iclr25.shared.validate import (
     PositiveInt,
     Satisfies,
     Validated,
+    ZeroOrAtLeast,
 )
 
 CHANNELS = ("cb", "gs", "qt")
 IMAGE_DATASETS = ("shapes", "digits")
 ABLATIONS = ("qt", "single_target", "no_decompose", "uniform_init", "slots", "sum", "gru", "k24")
-
-
-def _check_named(name: str, value: tuple[str, ...]) -> None:
-    """At least one channel is named."""
-    if not value:
-        raise ValueError(f"{name} must name at least one of {', '.join(CHANNELS)}")
-
-
-def _check_compose_size(name: str, value: int) -> None:
-    """A phrase has at most 3 attributes (the concept space has 3)."""
-    if value > 3:
-        raise ValueError(f"{name} must be 2 or 3 (the concept space has 3 attributes), got {value}")
-
-
-def _check_k_large(name: str, value: int) -> None:
-    """0 (skip the comparison) or a codebook of at least 2 codes."""
-    if 0 < value < 2:
-        raise ValueError(f"{name} must be 0 (skip) or >= 2, got {value}")
 
 
 def _check_even(name: str, value: int) -> None:
@@ -63,20 +48,20 @@ class Config(Validated):
     lr: PositiveFloat = 1e-3  # Adam (spec 3.3)
     K: PositiveInt = 12  # codebook size / GS vocabulary = #FVP (spec 3.3 default)
     # the CBM comparison size (spec 6a: with K = #FVP any perfect channel has CBM = 1); 0: skip
-    k_large: Annotated[int, AtLeast(0), Satisfies(_check_k_large, "0 (skip) or >= 2", 1)] = 48
+    k_large: Annotated[int, ZeroOrAtLeast(2)] = 48
     dim: PositiveInt = 16  # d, the Sender vector / codeword dimension (spec 6a)
     hidden: PositiveInt = 64  # encoder output size h
     n_targets: PositiveInt = 3  # spec 3.2
     n_distractors: PositiveInt = 3  # spec 3.2
     # |p| of the Compose phrases (spec 6a: 2-FVP phrases)
-    compose_size: Annotated[int, AtLeast(1), Satisfies(_check_compose_size, "at most 3", 4)] = 2
+    compose_size: Annotated[int, AtLeast(1), AtMost(3)] = 2
     beta1: PositiveFloat = 1.0  # codebook loss weight (paper tried 0.1-1.0)
     beta2: PositiveFloat = 0.25  # commitment loss weight (VQ-VAE's)
     init: Literal["kmeans", "uniform"] = "kmeans"  # codebook initialisation (spec 3.3)
     dead_after: NonNegativeInt = 200  # re-seed codes unused this many steps (spec 3.3)
     sender: Literal["single", "slots"] = "single"
     combine: Literal["and", "sum", "gru"] = "and"
-    channels: Annotated[tuple[str, ...], Satisfies(_check_named, "not empty", ()), Each(OneOf(CHANNELS))] = ("cb", "gs")
+    channels: Annotated[tuple[str, ...], NonEmpty(), Each(OneOf(CHANNELS))] = ("cb", "gs")
     seeds: PositiveInt = 3  # symbolic THING-like runs per channel (spec 6a gate: seeds 0-2)
     noise: NonNegativeFloat = 0.3  # N(0, noise^2) added to the one-hots (spec 6a pilot)
     thing_per_combo: PositiveInt = 50  # noisy draws per combination

@@ -14,6 +14,7 @@ from iclr25.shared.validate import (
     ClosedProbability,
     Each,
     Flag,
+    Increasing,
     IsText,
     NonEmpty,
     NonNegativeInt,
@@ -23,6 +24,7 @@ from iclr25.shared.validate import (
     PositiveInt,
     Satisfies,
     Validated,
+    ZeroOrAtLeast,
     check_int_at_least,
     check_one_of,
 )
@@ -61,22 +63,10 @@ def _check_run(name: str, value: str) -> None:
         raise ValueError(f"{name}: {e}") from None
 
 
-def _check_increasing(name: str, value: tuple[int, ...]) -> None:
-    """`value` is strictly increasing."""
-    if list(value) != sorted(set(value)):
-        raise ValueError(f"{name} must be increasing, got {value}")
-
-
 def _check_hetero_dataset(name: str, value: str) -> None:
     """`value` is "" (skip) or a tabular dataset."""
     if value:
         check_one_of(name, value, TABULAR_DATASETS)
-
-
-def _check_not_one(name: str, value: int) -> None:
-    """`value` is 0 (skip) or >= 2."""
-    if value == 1:
-        raise ValueError(f"{name} must be 0 (skip) or >= 2")
 
 
 @dataclass(frozen=True)
@@ -96,9 +86,7 @@ class Config(Validated):
     # "inverse_sqrt": Nakkiran et al. 0.1/sqrt(1 + floor(t/512))
     lr_schedule: Annotated[str, OneOf(LR_SCHEDULES)] = "constant"
     # ensemble sizes of the curves (those <= members are used)
-    sizes: Annotated[
-        tuple[int, ...], NonEmpty(), Each(AtLeast(1)), Satisfies(_check_increasing, "increasing", (2, 1))
-    ] = (1, 2, 4, 8, 16, 32)
+    sizes: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1)), Increasing()] = (1, 2, 4, 8, 16, 32)
     gate_min_width: PositiveInt = 64  # DE and the estimator are gated for widths >= this (spec §10.2)
     de_alpha: OpenProbability = 0.05  # gated: median pairwise KS p-value > de_alpha
     min_disagreement_digits: ClosedProbability = 0.01  # gated: mean prediction disagreement > this on digits
@@ -117,7 +105,7 @@ class Config(Validated):
     hetero_narrow_members: PositiveInt = 3
     hetero_narrow_epochs: PositiveInt = 5  # ... stopped after 5 epochs (spec §6a)
     # identical-members negative control on the first gated run (0 = skip)
-    control_members: Annotated[int, AtLeast(0), Satisfies(_check_not_one, "0 (skip) or >= 2", 1)] = 4
+    control_members: Annotated[int, ZeroOrAtLeast(2)] = 4
     # one model with the ensemble's parameter count, per tabular run (R8)
     wider_baseline: Flag = True
     mc_subsets: NonNegativeInt = 20  # random subsets for the NLL / error curves (reported only; 0 = skip)

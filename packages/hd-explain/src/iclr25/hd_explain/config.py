@@ -11,6 +11,7 @@ from iclr25.shared.validate import (
     Flag,
     Integer,
     IsText,
+    NonEmpty,
     NonNegativeFloat,
     NonNegativeInt,
     OneOf,
@@ -29,12 +30,6 @@ PERTURBATIONS: tuple[str, ...] = ("noise", "flip")
 LOSSES: tuple[str, ...] = ("ce", "neg_prob")
 
 
-def _check_some_sections(name: str, value: tuple[str, ...]) -> None:
-    """`value` names at least one section."""
-    if not value:
-        raise ValueError(f"{name} must name at least one of {', '.join(SECTIONS)}")
-
-
 def _check_below_digits_size(name: str, value: int) -> None:
     """`value` is smaller than the digits set (1797 images)."""
     if value >= 1797:
@@ -48,9 +43,7 @@ class Config(Validated):
     every HD-Explain variant vs at most 0.2; mislabel recall@70 of 1.0 for HD-Explain and HD-Explain*.
     """
 
-    sections: Annotated[
-        tuple[str, ...], Each(OneOf(SECTIONS)), Satisfies(_check_some_sections, "at least one section", ())
-    ] = ("rectangular", "digits", "mislabel")
+    sections: Annotated[tuple[str, ...], NonEmpty(), Each(OneOf(SECTIONS))] = ("rectangular", "digits", "mislabel")
     # shared protocol (official experiments/explainability.py, the paper's hit rate / coverage)
     probes: PositiveInt = 100  # test points per seed, drawn with replacement
     k: PositiveInt = 3  # top-k of the hit rate / coverage

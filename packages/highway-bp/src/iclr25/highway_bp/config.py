@@ -4,12 +4,13 @@ refused before torch loads."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from iclr25.shared.validate import (
     AtLeast,
     Each,
     Flag,
+    InRange,
     IsText,
     NonEmpty,
     NonNegativeFloat,
@@ -19,7 +20,6 @@ from iclr25.shared.validate import (
     Positive,
     PositiveFloat,
     PositiveInt,
-    Satisfies,
     Validated,
 )
 
@@ -31,13 +31,6 @@ BACKWARDS = ("bp", "hbp", "fpi")
 
 Ks = Annotated[tuple[int, ...], Each(AtLeast(0))]  # k = 0 is Highway-BP's first iterate
 FolderOrEmpty = Annotated[str, IsText("text (a folder path or empty)")]
-
-
-def _check_unit_interval(name: str, value: Any) -> Any:
-    """`value` lies in [0, 1]."""
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {value}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -106,7 +99,7 @@ class Config(Validated):
     tf_steps: PositiveInt = 400
     tf_lr: PositiveFloat = 1e-3  # AdamW (β2 0.98), weight decay 0.1, clipping 1 (Table 4)
     tf_warmup: NonNegativeInt = 40  # 10% linear warmup, then cosine decay to 0.1×
-    tf_gamma: Annotated[float, Satisfies(_check_unit_interval, "in [0, 1]", 1.5)] = 0.2
+    tf_gamma: Annotated[float, InRange(0.0, 1.0)] = 0.2
     tf_k_fixed: NonNegativeInt = 0  # Highway-BP at a constant k
     tf_k_start: NonNegativeInt = 0  # Highway-BP with k growing linearly from tf_k_start to tf_k_end over training
     tf_k_end: NonNegativeInt = 4

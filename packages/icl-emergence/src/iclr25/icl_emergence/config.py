@@ -13,6 +13,7 @@ from iclr25.shared.validate import (
     AtLeast,
     Each,
     Flag,
+    Increasing,
     InRange,
     Integer,
     NonEmpty,
@@ -42,7 +43,7 @@ class Config(Validated):
     rho: PositiveFloat = 1.0
     sigma: PositiveFloat = 0.05
     T: Annotated[int, AtLeast(3)] = 32
-    Ks: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1))] = (1, 4, 16, 64)
+    Ks: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1)), Increasing()] = (1, 4, 16, 64)
     N: PositiveInt = 64
     fresh: Flag = True  # also a "fresh topics every batch" run (K = infinity reference), first seed only
     seeds: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(0))] = (0, 1)  # added to --seed
@@ -90,8 +91,6 @@ class Config(Validated):
         super().__post_init__()
         if self.prior == "rotation2d" and self.d != 2:
             raise ValueError(f"prior rotation2d needs d = 2, got d = {self.d}")
-        if list(self.Ks) != sorted(set(self.Ks)):
-            raise ValueError(f"Ks must be strictly increasing, got {self.Ks}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if self.ginc_Ks:

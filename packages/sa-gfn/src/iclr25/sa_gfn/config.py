@@ -12,6 +12,7 @@ from iclr25.shared.validate import (
     Flag,
     NonNegativeFloat,
     NonNegativeInt,
+    OneOf,
     OpenProbability,
     PositiveFloat,
     PositiveInt,
@@ -29,34 +30,12 @@ RND_NORMALIZE = ("none", "std", "mean")
 BASELINES = ("tb-rnd", "gafn")
 
 
-def _check_allowed(name: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> None:
-    """Every item of `values` is one of `allowed`; the error lists those that are not."""
-    bad = [v for v in values if v not in allowed]
-    if bad:
-        raise ValueError(f"{name} got {bad}; allowed: {', '.join(allowed)}")
-
-
-def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    """`value` is one of `allowed` (the same error as `_check_allowed`)."""
-    _check_allowed(name, (value,), allowed)
-
-
 def _check_grid(name: str, spec: str) -> None:
     """`spec` parses as a grid 'DxH:reward:R0'; the error names the field."""
     try:
         _parse_grid(spec)
     except ValueError as e:
         raise ValueError(f"{name}: {e}") from None
-
-
-def _choice(allowed: tuple[str, ...]) -> Satisfies:
-    """The rule of a field that holds one of `allowed`."""
-    return Satisfies(_check_choice, "one of " + ", ".join(allowed), "<none of the choices>", args=(allowed,))
-
-
-def _choices(allowed: tuple[str, ...]) -> Satisfies:
-    """The rule of a tuple field whose every item is one of `allowed`."""
-    return Satisfies(_check_allowed, "each one of " + ", ".join(allowed), ("<none of the choices>",), args=(allowed,))
 
 
 @dataclass(frozen=True)
@@ -84,20 +63,20 @@ class Config(Validated):
     # (selection seeds 100-109: raw c = 1000 and std c = 1 both 9 of 10; raw kept, the paper's form)
     intrinsic_scale: NonNegativeFloat = 1000.0
     # none (raw c * e, spec and third-party code) | std | mean
-    rnd_normalize: Annotated[str, _choice(RND_NORMALIZE)] = "none"
+    rnd_normalize: Annotated[str, OneOf(RND_NORMALIZE)] = "none"
     sparse_seed: NonNegativeInt = 1000  # first seed of the sparse claim: the gate seeds, never used to choose a default
     # project default (spec §3.2 form 1)
-    sibling_reward: Annotated[str, _choice(SIBLING_REWARDS)] = "terminal_logsumexp"
-    objective: Annotated[str, _choice(OBJECTIVES)] = "tb"
+    sibling_reward: Annotated[str, OneOf(SIBLING_REWARDS)] = "terminal_logsumexp"
+    objective: Annotated[str, OneOf(OBJECTIVES)] = "tb"
     equal_budget: Flag = True  # also run TB with batch n_sibling + n_behavior (reported)
     # extra reported baselines on the sparse grid: tb-rnd, gafn
-    baselines: Annotated[tuple[str, ...], _choices(BASELINES)] = ()
+    baselines: Annotated[tuple[str, ...], Each(OneOf(BASELINES))] = ()
     capture_threshold: OpenProbability = 0.05  # a target is captured when P_T(x) >= 0.05 (spec §9.7)
     # correctness on the standard reward (spec §6a.2, §9.3, §9.5); the 2000-iteration form is a slow unit test
     correctness_iters: PositiveInt = 1000
     correctness_height: PositiveInt = 8
     correctness_R0: PositiveFloat = 0.1
-    correctness_objectives: Annotated[tuple[str, ...], _choices(OBJECTIVES)] = ("tb", "db", "subtb")
+    correctness_objectives: Annotated[tuple[str, ...], Each(OneOf(OBJECTIVES))] = ("tb", "db", "subtb")
     correctness_sagfn: Flag = True
     # decoupling test: SA-GFN whose Sibling chases a frozen novelty bonus (c * e / running mean, RND never stepped),
     # and the coupled ablation (the Behavior keeps the Sibling's reward); same grid and iterations as correctness
@@ -107,7 +86,7 @@ class Config(Validated):
     l1_bound: PositiveFloat = 2e-3
     # full-scale sweep (reported): "DxH:reward:R0" grids, methods, iterations; bit-sequence iterations
     grids: Annotated[tuple[str, ...], Each(Satisfies(_check_grid, "'DxH:reward:R0'", "2x64"))] = ()
-    sweep_methods: Annotated[tuple[str, ...], _choices(SWEEP_METHODS)] = SWEEP_METHODS
+    sweep_methods: Annotated[tuple[str, ...], Each(OneOf(SWEEP_METHODS))] = SWEEP_METHODS
     sweep_iters: NonNegativeInt = 0
     sweep_seeds: PositiveInt = 1
     bitseq_iters: NonNegativeInt = 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from iclr25.shared.validate import (
     AtLeast,
@@ -11,6 +11,7 @@ from iclr25.shared.validate import (
     Flag,
     InRange,
     IsText,
+    NonEmpty,
     NonNegativeFloat,
     NonNegativeInt,
     OneOf,
@@ -18,7 +19,6 @@ from iclr25.shared.validate import (
     PositiveFloat,
     PositiveInt,
     Probability,
-    Satisfies,
     Validated,
 )
 
@@ -26,13 +26,7 @@ MODELS: tuple[str, ...] = ("ridge", "mlp")
 STAR_METRICS: tuple[str, ...] = ("per_pocket", "pooled")  # "pooled" = a deliberately broken Pearson* (gate test)
 
 
-def _check_some_seed(name: str, value: Any) -> None:
-    """`value` names at least one seed."""
-    if not value:
-        raise ValueError(f"{name} must name at least one seed")
-
-
-_Seeds = Annotated[tuple[int, ...], Each(AtLeast(0)), Satisfies(_check_some_seed, "at least one seed", ())]
+_Seeds = Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(0))]
 
 
 @dataclass(frozen=True)

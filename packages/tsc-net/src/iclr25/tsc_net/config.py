@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from iclr25.shared.validate import (
     AtLeast,
     ClosedProbability,
+    Each,
     Flag,
     InRange,
     Integer,
@@ -18,20 +18,12 @@ from iclr25.shared.validate import (
     OpenProbability,
     PositiveFloat,
     PositiveInt,
-    Satisfies,
     Validated,
     check_int_at_least,
 )
 
 MODELS = ("tsc", "blind", "goalreg")
 DATASETS = ("sim", "sdd", "ethucy")
-
-
-def check_models(name: str, values: Iterable[Any], allowed: tuple[str, ...]) -> None:
-    """Every item of `values` is one of `allowed`."""
-    bad = [m for m in values if m not in allowed]
-    if bad:
-        raise ValueError(f"{name} got {bad}; allowed: {', '.join(allowed)}")
 
 
 @dataclass(frozen=True)
@@ -71,9 +63,7 @@ class Config(Validated):
     quirk_ln_normal: Flag = False
     quirk_step_crop_target: Flag = False
     # training
-    models: Annotated[
-        tuple[str, ...], Satisfies(check_models, "drawn from " + ", ".join(MODELS), ("cv",), args=(MODELS,))
-    ] = ("tsc", "blind")
+    models: Annotated[tuple[str, ...], Each(OneOf(MODELS))] = ("tsc", "blind")
     train_steps: NonNegativeInt = 200
     lr: PositiveFloat = 1e-3
     batch_peds: PositiveInt = 32
