@@ -5,15 +5,17 @@ from __future__ import annotations
 import io
 import json
 import sys
+import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import pytest
 
+from iclr25.shared import progress as progresslib
 from iclr25.shared import run as runlib
 from iclr25.shared import validate
-from iclr25.shared.progress import Progress, set_quiet
+from iclr25.shared.progress import LABEL_ENV, Heartbeat, Progress, set_quiet
 from iclr25.shared.results import Claim, Report, RunExistsError
 from iclr25.shared.run import MARKER, RunFolder, RunFolderError, check_run_folder, start_run
 
@@ -246,6 +248,48 @@ def test_progress_lines_in_logs_and_silence_when_quiet(monkeypatch: pytest.Monke
         assert stream.getvalue() == ""
     finally:
         set_quiet(False)
+
+
+def test_one_log_clock_for_all_loops(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two loops of 9 s each with a 10 s interval: the log still gets a line, ~10 s in, from the second loop."""
+    now = [0.0]
+    monkeypatch.setattr(progresslib, "time", type("FakeTime", (), {"perf_counter": staticmethod(lambda: now[0])}))
+    monkeypatch.setattr(progresslib, "_CLOCK", progresslib._LogClock())  # last line at t=0
+    stream = io.StringIO()
+    for desc in ("first", "second"):
+        for _ in Progress(range(3), desc=desc, unit="step", interval=10.0, stream=stream, quiet=False):
+            now[0] += 3.0
+    lines = stream.getvalue().splitlines()
+    assert lines == ["second: 1/3 step (33%), 0.333 step/s, elapsed 00:03, ETA 00:06"]
+
+
+def test_heartbeat_fills_silence_in_logs_and_is_quiet_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    stream = io.StringIO()
+    monkeypatch.setenv(LABEL_ENV, "demo")
+    with Heartbeat("demo reproduce", interval=0.1, quiet=False, stream=stream):
+        bar = Progress(total=10, desc="train", unit="step", interval=60.0, stream=io.StringIO(), quiet=False)
+        time.sleep(0.45)  # one long step: no loop reports anything
+        bar.close()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) >= 2, lines
+    assert all(ln.startswith("[demo] demo reproduce: still working (in train), elapsed 00:00") for ln in lines)
+    quiet = io.StringIO()
+    with Heartbeat("demo reproduce", interval=0.05, quiet=True, stream=quiet) as beat:
+        time.sleep(0.2)
+        assert beat._thread is None
+    assert quiet.getvalue() == ""
+
+
+def test_a_run_says_it_is_alive_during_a_long_silent_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(progresslib.INTERVAL_ENV, "0.1")
+    with start_run("demo", "quick", PRESETS, out=tmp_path / "a") as run:
+        time.sleep(0.35)
+        run.report([], {})
+    assert "demo reproduce: still working, elapsed 00:00" in capsys.readouterr().err
+    time.sleep(0.25)  # the heartbeat stopped with the run
+    assert capsys.readouterr().err == ""
 
 
 @pytest.mark.parametrize(

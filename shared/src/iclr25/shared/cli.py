@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from iclr25.shared.paper import Paper, discover_papers
-from iclr25.shared.progress import set_quiet
+from iclr25.shared.progress import LABEL_ENV, set_quiet
 from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder, check_wandb_mode, default_run_dir
 from iclr25.shared.validate import field_constraints
 
@@ -453,8 +453,9 @@ def _minutes(seconds: float) -> str:
 
 def _reproduce_one(slug: str, kwargs: dict[str, Any], threads: int | None = None) -> dict[str, Any]:
     """Run one paper's reproduction (in this process or a worker) and return its report as a dict."""
-    if threads:
+    if threads:  # a worker of `--jobs N`: its share of the cores, and its paper named on each progress line
         os.environ["ICLR25_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(threads)
+        os.environ[LABEL_ENV] = slug
     report = discover_papers()[slug].load_reproduce()(**kwargs)
     return report.to_dict()
 

@@ -5,12 +5,17 @@ nothing when quiet (`--quiet`, or the environment variable ICLR25_QUIET=1, which
         ...
     with progress(total=n, desc="sample") as bar:
         bar.update(batch)
+
+In a log, the ~30 s clock is shared by every loop of the process, so a run made of many short loops still prints a
+line every ~30 s; `Heartbeat` (which every run opened with `iclr25.shared.run.start_run` holds) fills the gaps no
+loop reports, such as one long step, with a "still working" line.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from types import TracebackType
@@ -18,6 +23,31 @@ from typing import Any, TextIO
 
 QUIET_ENV = "ICLR25_QUIET"
 INTERVAL_ENV = "ICLR25_PROGRESS_INTERVAL"  # seconds between plain lines (default 30)
+LABEL_ENV = "ICLR25_PROGRESS_LABEL"  # a prefix for every plain line, e.g. the paper in `iclr25 reproduce --jobs N`
+
+
+class _LogClock:
+    """When this process last told the log something (a progress line or a heartbeat), and from which loop."""
+
+    def __init__(self) -> None:
+        self.last = time.perf_counter()
+        self.desc = ""
+        self.lock = threading.Lock()
+
+    def due(self, now: float, interval: float) -> bool:
+        """True (and the clock reset) when `interval` seconds have passed since the last line."""
+        with self.lock:
+            if now - self.last < interval:
+                return False
+            self.last = now
+            return True
+
+    def reset(self) -> None:
+        with self.lock:
+            self.last = time.perf_counter()
+
+
+_CLOCK = _LogClock()
 
 
 def is_quiet() -> bool:
@@ -35,6 +65,15 @@ def set_quiet(quiet: bool) -> None:
 
 def _interactive(stream: TextIO) -> bool:
     return stream.isatty() and not os.environ.get("CI")
+
+
+def _interval() -> float:
+    return float(os.environ.get(INTERVAL_ENV, 30.0))
+
+
+def _labelled(text: str) -> str:
+    label = os.environ.get(LABEL_ENV, "")
+    return f"[{label}] {text}" if label else text
 
 
 def _clock(seconds: float) -> str:
@@ -62,14 +101,16 @@ class Progress:
         self.iterable, self.total, self.desc, self.unit = iterable, total, desc, unit
         self.stream = stream or sys.stderr
         self.quiet = is_quiet() if quiet is None else quiet
-        self.interval = float(os.environ.get(INTERVAL_ENV, 30.0)) if interval is None else interval
+        self.interval = _interval() if interval is None else interval
         self.n = 0.0
-        self.start = self._last = time.perf_counter()
+        self.start = time.perf_counter()
         self._bar = None
         if not self.quiet and _interactive(self.stream):
             from tqdm.auto import tqdm
 
             self._bar = tqdm(total=total, desc=desc, unit=unit, file=self.stream, dynamic_ncols=True, leave=False)
+        elif not self.quiet:
+            _CLOCK.desc = desc
 
     def update(self, n: float = 1) -> None:
         """Record `n` more units of work done."""
@@ -78,9 +119,8 @@ class Progress:
             self._bar.update(n)
         elif not self.quiet:
             now = time.perf_counter()
-            if now - self._last >= self.interval:
-                self._last = now
-                print(self.line(now), file=self.stream, flush=True)
+            if _CLOCK.due(now, self.interval):  # one clock for all loops: a line every ~interval in all
+                print(_labelled(self.line(now)), file=self.stream, flush=True)
 
     def line(self, now: float | None = None) -> str:
         """One plain progress line: done/total, percent, rate, elapsed and ETA."""
@@ -101,6 +141,8 @@ class Progress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+        if _CLOCK.desc == self.desc:
+            _CLOCK.desc = ""
 
     def __iter__(self) -> Iterator[Any]:
         if self.iterable is None:
@@ -131,3 +173,44 @@ def progress(
 ) -> Progress:
     """Wrap `iterable` (or count `update()` calls up to `total`) with progress output; see the module docstring."""
     return Progress(iterable, total=total, desc=desc, unit=unit, quiet=quiet)
+
+
+class Heartbeat:
+    """While open, prints `<label>: still working (in <loop>), elapsed mm:ss` to a log whenever no progress line
+    has been printed for `interval` seconds (default ~30 s), so a log is never silent that long: a long step
+    with no loop around it, or work between loops, still shows the run is alive. Nothing on a terminal (the bars
+    show it) or when quiet."""
+
+    def __init__(
+        self, label: str, *, interval: float | None = None, quiet: bool | None = None, stream: TextIO | None = None
+    ) -> None:
+        self.label = label
+        self.interval = _interval() if interval is None else interval
+        self.stream = stream
+        self.quiet = is_quiet() if quiet is None else quiet
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.start = time.perf_counter()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(max(0.05, self.interval - (time.perf_counter() - _CLOCK.last))):
+            now = time.perf_counter()
+            if _CLOCK.due(now, self.interval):
+                where = f" (in {_CLOCK.desc})" if _CLOCK.desc else ""
+                line = f"{self.label}: still working{where}, elapsed {_clock(now - self.start)}"
+                print(_labelled(line), file=self.stream or sys.stderr, flush=True)
+
+    def __enter__(self) -> Heartbeat:
+        if not self.quiet and not _interactive(self.stream or sys.stderr):
+            _CLOCK.reset()
+            self._thread = threading.Thread(target=self._beat, name=f"heartbeat-{self.label}", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from iclr25.shared.fabric import Checkpointer, ScaleOut
-from iclr25.shared.progress import Progress
+from iclr25.shared.progress import Heartbeat, Progress
 from iclr25.shared.results import Claim, Report, RunExistsError, atomic_write_text, environment
 
 T = TypeVar("T")
@@ -519,7 +519,8 @@ def start_run(
     if run.scale_out.distributed:  # the processes Lightning starts share this run folder
         os.environ[RUN_DIR_ENV] = str(Path(run.dir).resolve())
     try:
-        yield run
+        with Heartbeat(f"{slug} {command}", quiet=True if folder.follower else None):
+            yield run
     except BaseException as e:
         run.close_logger()
         folder.abandon("interrupted" if isinstance(e, KeyboardInterrupt) else "failed")
