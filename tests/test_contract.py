@@ -11,8 +11,11 @@ import inspect
 import itertools
 import os
 import pkgutil
+import re
 import sys
+import tomllib
 import types
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
@@ -157,6 +160,85 @@ def config_violations(module_name: str) -> list[str]:
     return found
 
 
+def _distribution(requirement: str) -> str:
+    """The normalised distribution name of a requirement: 'scikit-learn' for 'scikit_learn[x]>=1.4'."""
+    name = re.match(r"[A-Za-z0-9_.\-]+", requirement)
+    return re.sub(r"[-_.]+", "-", name.group(0) if name else requirement).lower()
+
+
+def _extras(requirement: str) -> set[str]:
+    """The extras a requirement asks for: {'torch'} for 'iclr25-shared[torch]'."""
+    asked = re.search(r"\[([^\]]*)\]", requirement)
+    return {e.strip() for e in asked.group(1).split(",") if e.strip()} if asked else set()
+
+
+def _runtime_imports(source: Path) -> dict[str, bool]:
+    """Top-level third-party modules a file imports -> whether the file guards one of those imports (inside a `try`
+    whose handlers catch ImportError, so a missing module gets the package's own message: the module is optional)."""
+    found: dict[str, bool] = {}
+
+    def visit(node: ast.AST, optional: bool) -> None:
+        if isinstance(node, ast.Try):
+            caught = {getattr(h.type, "id", None) for h in node.handlers} | {
+                getattr(e, "id", None) for h in node.handlers if isinstance(h.type, ast.Tuple) for e in h.type.elts
+            }
+            guarded = optional or bool(caught & {"ImportError", "ModuleNotFoundError"})
+            for child in node.body:
+                visit(child, guarded)
+            for child in [*node.handlers, *node.orelse, *node.finalbody]:
+                visit(child, optional)
+            return
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [node.module]
+        for name in names:
+            top = name.split(".")[0]
+            if top not in sys.stdlib_module_names and top not in ("iclr25", "__future__"):
+                found[top] = found.get(top, False) or optional
+        for child in ast.iter_child_nodes(node):
+            visit(child, optional)
+
+    visit(ast.parse(source.read_text(), filename=str(source)), False)
+    return found
+
+
+def dependency_violations(package: Path, shared: Path, modules: dict[str, list[str]] | None = None) -> list[str]:
+    """A package asks for what it imports, and only that. Every third-party module its source imports must come
+    from its own dependencies or extras, a shared extra it asks for, or shared's own dependencies (numpy, pyyaml,
+    matplotlib, tqdm), unless the import is optional (`try: ... except ImportError`); every dependency and shared
+    extra it asks for must be imported. `modules` maps a module to its distributions (default: the installed ones)."""
+    modules = packages_distributions() if modules is None else modules
+    project = tomllib.loads((package / "pyproject.toml").read_text())["project"]
+    shared_project = tomllib.loads((shared / "pyproject.toml").read_text())["project"]
+    shared_extras = {
+        name: {_distribution(r) for r in reqs} for name, reqs in shared_project["optional-dependencies"].items()
+    }
+    asked = {e for r in project.get("dependencies", []) if _distribution(r) == "iclr25-shared" for e in _extras(r)}
+    own = {_distribution(r) for r in project.get("dependencies", []) if _distribution(r) != "iclr25-shared"}
+    extras = {_distribution(r) for reqs in project.get("optional-dependencies", {}).values() for r in reqs}
+    provided = own | extras | {_distribution(r) for r in shared_project["dependencies"]}
+    provided |= set().union(*(shared_extras.get(e, set()) for e in asked))
+    imported: dict[str, bool] = {}
+    for source in sorted((package / "src").rglob("*.py")):
+        for top, optional in _runtime_imports(source).items():
+            imported[top] = imported.get(top, False) or optional
+    found, used = [], set()
+    for top, optional in sorted(imported.items()):
+        dists = {_distribution(d) for d in modules.get(top, [])}
+        used |= dists
+        if not dists & provided and not optional:
+            found.append(f"{package.name} imports {top}, which none of its dependencies provides")
+    found += [f"{package.name} depends on {d} but never imports it" for d in sorted(own - used)]
+    found += [
+        f"{package.name} asks for iclr25-shared[{e}] but never imports {e}"
+        for e in sorted(asked)
+        if not shared_extras.get(e, set()) & used
+    ]
+    return found
+
+
 def test_imports_keep_the_layers_apart() -> None:
     assert import_violations(ROOT) == []
 
@@ -169,6 +251,11 @@ def test_every_public_name_imports_from_the_package_root(slug: str) -> None:
 @pytest.mark.parametrize("slug", SLUGS)
 def test_every_config_field_is_checked(slug: str) -> None:
     assert config_violations(f"iclr25.{slug.replace('-', '_')}.config") == []
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_package_asks_for_what_it_imports(slug: str) -> None:
+    assert dependency_violations(ROOT / "packages" / slug, ROOT / "shared") == []
 
 
 def test_shared_exports_are_what_they_say() -> None:
@@ -239,10 +326,25 @@ def test_the_checks_fail_on_a_deliberately_broken_package(tmp_path: Path, monkey
     for name in [m for m in sys.modules if m.startswith("broken_pkg")]:
         monkeypatch.delitem(sys.modules, name)
 
+    alpha_root = tmp_path / "packages" / "alpha"
+    _write(
+        alpha_root / "pyproject.toml",
+        '[project]\nname = "iclr25-alpha"\ndependencies = ["iclr25-shared[torch,wandb]", "pandas>=2"]\n',
+    )
+    _write(alpha / "io.py", "try:\n    import h5py\nexcept ImportError:\n    h5py = None\nimport scipy.stats\n")
+    modules = {"scipy": ["scipy"], "h5py": ["h5py"], "lightning": ["lightning"], "torch": ["torch"]}
+    found = dependency_violations(alpha_root, ROOT / "shared", modules)
+    assert found == [
+        "alpha imports lightning, which none of its dependencies provides",  # [torch] does not bring Lightning
+        "alpha imports scipy, which none of its dependencies provides",
+        "alpha depends on pandas but never imports it",
+        "alpha asks for iclr25-shared[torch] but never imports torch",
+        "alpha asks for iclr25-shared[wandb] but never imports wandb",
+    ]  # h5py is optional: its import is guarded
+
 
 def test_the_scaffold_makes_a_package_that_keeps_the_contract(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import subprocess
-    import tomllib
 
     from iclr25.shared import cli
 
@@ -257,6 +359,7 @@ def test_the_scaffold_makes_a_package_that_keeps_the_contract(tmp_path: Path, mo
     assert root["tool"]["uv"]["sources"]["iclr25-demo-paper"] == {"workspace": True}
     package = tmp_path / "packages" / "demo-paper"
     assert import_violations(tmp_path) == []
+    assert dependency_violations(package, ROOT / "shared") == []
     bin_dir = Path(sys.executable).parent
     for check in (["check"], ["format", "--check"]):
         lint = subprocess.run([str(bin_dir / "ruff"), *check, "--quiet", str(package)], capture_output=True, text=True)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+
+import pytest
 import torch
 from torch import nn
 
@@ -63,3 +66,10 @@ def test_backbone_shapes_and_bidirectionality():
         w = torch.randn(8)  # (a plain sum of a LayerNorm output is constant)
         g = torch.autograd.grad((y[:, 0] @ w).sum(), x)[0]  # position 0 depends on later ones (bidirectional)
         assert g[:, 30:].abs().sum() > 0
+
+
+def test_missing_mamba_kernels_get_a_clear_error():
+    if importlib.util.find_spec("mamba_ssm") is not None:
+        pytest.skip("mamba-ssm is installed")
+    with pytest.raises(ModuleNotFoundError, match="use_mamba_ssm=True needs the optional mamba-ssm kernels"):
+        BiMamba(8, n_layers=1, use_mamba_ssm=True)

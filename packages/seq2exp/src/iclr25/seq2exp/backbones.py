@@ -107,14 +107,15 @@ class BiMamba(nn.Module):
     def __init__(self, d: int, n_layers: int = 4, chunk: int = 64, use_mamba_ssm: bool = False) -> None:
         super().__init__()
         self.norms = nn.ModuleList(nn.LayerNorm(d) for _ in range(n_layers))
-        mixers = []
-        for _ in range(n_layers):
-            if use_mamba_ssm:
+        if use_mamba_ssm:
+            try:
                 from mamba_ssm import Mamba  # optional CUDA kernels
-
-                mixers.append(Mamba(d_model=d))
-            else:
-                mixers.append(MambaMixer(d, chunk=chunk))
+            except ImportError:
+                raise ModuleNotFoundError(
+                    "use_mamba_ssm=True needs the optional mamba-ssm kernels (CUDA): pip install mamba-ssm",
+                    name="mamba_ssm",
+                ) from None
+        mixers = [Mamba(d_model=d) if use_mamba_ssm else MambaMixer(d, chunk=chunk) for _ in range(n_layers)]
         self.mixers = nn.ModuleList(mixers)
         self.final = nn.LayerNorm(d)
 
