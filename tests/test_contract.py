@@ -174,7 +174,8 @@ def _extras(requirement: str) -> set[str]:
 
 def _runtime_imports(source: Path) -> dict[str, bool]:
     """Top-level third-party modules a file imports -> whether the file guards one of those imports (inside a `try`
-    whose handlers catch ImportError, so a missing module gets the package's own message: the module is optional)."""
+    whose handlers catch ImportError, so a missing module gets the package's own message, or behind
+    `pytest.importorskip`): such a module is optional."""
     found: dict[str, bool] = {}
 
     def visit(node: ast.AST, optional: bool) -> None:
@@ -189,6 +190,13 @@ def _runtime_imports(source: Path) -> dict[str, bool]:
                 visit(child, optional)
             return
         names = []
+        if (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", None) == "importorskip"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):  # a test that skips without the module
+            found[str(node.args[0].value).split(".")[0]] = True
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -204,14 +212,25 @@ def _runtime_imports(source: Path) -> dict[str, bool]:
     return found
 
 
+def _imported(folder: Path) -> dict[str, bool]:
+    """Top-level third-party modules the files below `folder` import -> whether one of them guards the import."""
+    found: dict[str, bool] = {}
+    for source in sorted(folder.rglob("*.py")):
+        for top, optional in _runtime_imports(source).items():
+            found[top] = found.get(top, False) or optional
+    return found
+
+
 def dependency_violations(package: Path, shared: Path, modules: dict[str, list[str]] | None = None) -> list[str]:
     """A package asks for what it imports, and only that. Every third-party module its source imports must come
     from its own dependencies or extras, a shared extra it asks for, or shared's own dependencies (numpy, pyyaml,
     matplotlib, tqdm), unless the import is optional (`try: ... except ImportError`); every dependency and shared
-    extra it asks for must be imported. `modules` maps a module to its distributions (default: the installed ones)."""
+    extra it asks for must be imported; its tests may import besides only what its dev group holds (so
+    `uv run --package <its dist> pytest packages/<slug>` runs). `modules` maps a module to its distributions
+    (default: the installed ones)."""
     modules = packages_distributions() if modules is None else modules
-    project = tomllib.loads((package / "pyproject.toml").read_text())["project"]
-    shared_project = tomllib.loads((shared / "pyproject.toml").read_text())["project"]
+    pyproject = tomllib.loads((package / "pyproject.toml").read_text())
+    project, shared_project = pyproject["project"], tomllib.loads((shared / "pyproject.toml").read_text())["project"]
     shared_extras = {
         name: {_distribution(r) for r in reqs} for name, reqs in shared_project["optional-dependencies"].items()
     }
@@ -220,21 +239,28 @@ def dependency_violations(package: Path, shared: Path, modules: dict[str, list[s
     extras = {_distribution(r) for reqs in project.get("optional-dependencies", {}).values() for r in reqs}
     provided = own | extras | {_distribution(r) for r in shared_project["dependencies"]}
     provided |= set().union(*(shared_extras.get(e, set()) for e in asked))
-    imported: dict[str, bool] = {}
-    for source in sorted((package / "src").rglob("*.py")):
-        for top, optional in _runtime_imports(source).items():
-            imported[top] = imported.get(top, False) or optional
-    found, used = [], set()
-    for top, optional in sorted(imported.items()):
-        dists = {_distribution(d) for d in modules.get(top, [])}
-        used |= dists
-        if not dists & provided and not optional:
-            found.append(f"{package.name} imports {top}, which none of its dependencies provides")
+    dev = {_distribution(r) for r in pyproject.get("dependency-groups", {}).get("dev", []) if isinstance(r, str)}
+
+    def dists(module: str) -> set[str]:
+        return {_distribution(d) for d in modules.get(module, [])}
+
+    imported = _imported(package / "src")
+    used = set().union(*map(dists, imported))
+    found = [
+        f"{package.name} imports {top}, which none of its dependencies provides"
+        for top, optional in sorted(imported.items())
+        if not optional and not dists(top) & provided
+    ]
     found += [f"{package.name} depends on {d} but never imports it" for d in sorted(own - used)]
     found += [
         f"{package.name} asks for iclr25-shared[{e}] but never imports {e}"
         for e in sorted(asked)
         if not shared_extras.get(e, set()) & used
+    ]
+    found += [
+        f"{package.name}'s tests import {top}, which neither its dependencies nor its dev group provide"
+        for top, optional in sorted(_imported(package / "tests").items())
+        if not optional and not dists(top) & (provided | dev)
     ]
     return found
 
@@ -329,10 +355,13 @@ def test_the_checks_fail_on_a_deliberately_broken_package(tmp_path: Path, monkey
     alpha_root = tmp_path / "packages" / "alpha"
     _write(
         alpha_root / "pyproject.toml",
-        '[project]\nname = "iclr25-alpha"\ndependencies = ["iclr25-shared[torch,wandb]", "pandas>=2"]\n',
+        '[project]\nname = "iclr25-alpha"\ndependencies = ["iclr25-shared[torch,wandb]", "pandas>=2"]\n'
+        '[dependency-groups]\ndev = ["pytest>=8.3"]\n',
     )
     _write(alpha / "io.py", "try:\n    import h5py\nexcept ImportError:\n    h5py = None\nimport scipy.stats\n")
+    _write(alpha_root / "tests/test_io.py", "import pytest\nimport sklearn\nzarr = pytest.importorskip('zarr')\n")
     modules = {"scipy": ["scipy"], "h5py": ["h5py"], "lightning": ["lightning"], "torch": ["torch"]}
+    modules |= {"pytest": ["pytest"], "sklearn": ["scikit-learn"], "zarr": ["zarr"]}
     found = dependency_violations(alpha_root, ROOT / "shared", modules)
     assert found == [
         "alpha imports lightning, which none of its dependencies provides",  # [torch] does not bring Lightning
@@ -340,7 +369,8 @@ def test_the_checks_fail_on_a_deliberately_broken_package(tmp_path: Path, monkey
         "alpha depends on pandas but never imports it",
         "alpha asks for iclr25-shared[torch] but never imports torch",
         "alpha asks for iclr25-shared[wandb] but never imports wandb",
-    ]  # h5py is optional: its import is guarded
+        "alpha's tests import sklearn, which neither its dependencies nor its dev group provide",
+    ]  # h5py and zarr are optional: the code guards its import, the test skips without it
 
 
 def test_the_scaffold_makes_a_package_that_keeps_the_contract(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
