@@ -268,11 +268,15 @@ def test_heartbeat_fills_silence_in_logs_and_is_quiet_when_asked(monkeypatch: py
     monkeypatch.setenv(LABEL_ENV, "demo")
     with Heartbeat("demo reproduce", interval=0.1, quiet=False, stream=stream):
         bar = Progress(total=10, desc="train", unit="step", interval=60.0, stream=io.StringIO(), quiet=False)
-        time.sleep(0.45)  # one long step: no loop reports anything
+        bar.update(3)
+        time.sleep(0.45)  # one long step: the loop itself reports nothing
         bar.close()
+        time.sleep(0.3)  # between loops
     lines = stream.getvalue().splitlines()
-    assert len(lines) >= 2, lines
-    assert all(ln.startswith("[demo] demo reproduce: still working (in train), elapsed 00:00") for ln in lines)
+    loop = [ln for ln in lines if ln.startswith("[demo] train: 3/10 step (30%)")]
+    between = [ln for ln in lines if ln.startswith("[demo] demo reproduce: still working, elapsed 00:00")]
+    assert len(loop) >= 2 and len(between) >= 1 and len(loop) + len(between) == len(lines), lines
+    assert lines.index(between[0]) > lines.index(loop[-1])
     quiet = io.StringIO()
     with Heartbeat("demo reproduce", interval=0.05, quiet=True, stream=quiet) as beat:
         time.sleep(0.2)

@@ -8,7 +8,7 @@ nothing when quiet (`--quiet`, or the environment variable ICLR25_QUIET=1, which
 
 In a log, the ~30 s clock is shared by every loop of the process, so a run made of many short loops still prints a
 line every ~30 s; `Heartbeat` (which every run opened with `iclr25.shared.run.start_run` holds) fills the gaps no
-loop reports, such as one long step, with a "still working" line.
+loop reports: during one long step it prints the open loop's line, between loops a "still working" line.
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ LABEL_ENV = "ICLR25_PROGRESS_LABEL"  # a prefix for every plain line, e.g. the p
 
 
 class _LogClock:
-    """When this process last told the log something (a progress line or a heartbeat), and from which loop."""
+    """When this process last told the log something (a progress line or a heartbeat), and its loops that are open
+    in a log (innermost last), whose line a heartbeat prints."""
 
     def __init__(self) -> None:
         self.last = time.perf_counter()
-        self.desc = ""
+        self.open: list[Progress] = []
         self.lock = threading.Lock()
 
     def due(self, now: float, interval: float) -> bool:
@@ -45,6 +46,11 @@ class _LogClock:
     def reset(self) -> None:
         with self.lock:
             self.last = time.perf_counter()
+
+    def detach(self, bar: Progress) -> None:
+        with self.lock:
+            if bar in self.open:
+                self.open.remove(bar)
 
 
 _CLOCK = _LogClock()
@@ -110,7 +116,8 @@ class Progress:
 
             self._bar = tqdm(total=total, desc=desc, unit=unit, file=self.stream, dynamic_ncols=True, leave=False)
         elif not self.quiet:
-            _CLOCK.desc = desc
+            with _CLOCK.lock:
+                _CLOCK.open.append(self)
 
     def update(self, n: float = 1) -> None:
         """Record `n` more units of work done."""
@@ -121,6 +128,8 @@ class Progress:
             now = time.perf_counter()
             if _CLOCK.due(now, self.interval):  # one clock for all loops: a line every ~interval in all
                 print(_labelled(self.line(now)), file=self.stream, flush=True)
+            if self.total and self.n >= self.total:
+                _CLOCK.detach(self)
 
     def line(self, now: float | None = None) -> str:
         """One plain progress line: done/total, percent, rate, elapsed and ETA."""
@@ -141,8 +150,7 @@ class Progress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
-        if _CLOCK.desc == self.desc:
-            _CLOCK.desc = ""
+        _CLOCK.detach(self)
 
     def __iter__(self) -> Iterator[Any]:
         if self.iterable is None:
@@ -176,10 +184,10 @@ def progress(
 
 
 class Heartbeat:
-    """While open, prints `<label>: still working (in <loop>), elapsed mm:ss` to a log whenever no progress line
-    has been printed for `interval` seconds (default ~30 s), so a log is never silent that long: a long step
-    with no loop around it, or work between loops, still shows the run is alive. Nothing on a terminal (the bars
-    show it) or when quiet."""
+    """While open, keeps a log from going silent for more than `interval` seconds (default ~30 s): when no line
+    has been printed for that long, it prints the innermost open loop's progress line (a long step leaves its
+    loop's count unchanged, but the elapsed time, rate and ETA move on), or `<label>: still working, elapsed mm:ss`
+    between loops. Nothing on a terminal (the bars show it) or when quiet."""
 
     def __init__(
         self, label: str, *, interval: float | None = None, quiet: bool | None = None, stream: TextIO | None = None
@@ -196,8 +204,8 @@ class Heartbeat:
         while not self._stop.wait(max(0.05, self.interval - (time.perf_counter() - _CLOCK.last))):
             now = time.perf_counter()
             if _CLOCK.due(now, self.interval):
-                where = f" (in {_CLOCK.desc})" if _CLOCK.desc else ""
-                line = f"{self.label}: still working{where}, elapsed {_clock(now - self.start)}"
+                bar = _CLOCK.open[-1] if _CLOCK.open else None
+                line = bar.line(now) if bar else f"{self.label}: still working, elapsed {_clock(now - self.start)}"
                 print(_labelled(line), file=self.stream or sys.stderr, flush=True)
 
     def __enter__(self) -> Heartbeat:
