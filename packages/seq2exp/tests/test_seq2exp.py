@@ -115,6 +115,40 @@ def test_hard_mode_binary_and_gradients(batch):
     assert float(model.generator.head.weight.grad.abs().sum()) > 0
 
 
+def _prediction_grad_to_generator_head(cfg, batch) -> float:
+    seq, signals, rna, blacklist = batch
+    torch.manual_seed(3)
+    model = Seq2Exp(cfg).train()
+    y, _aux = model(seq, signals, rna, blacklist)
+    torch.nn.functional.smooth_l1_loss(y, torch.ones(2)).backward()  # no KL: only what reaches it through the mask
+    grad = model.generator.head.weight.grad
+    return 0.0 if grad is None else float(grad.abs().sum())
+
+
+def test_hard_mode_packs_without_multiplying_the_mask(batch):
+    """Official hard mode (`pos_enc`): the kept positions are packed as they are, so the prediction loss sends no
+    gradient to the generator through the mask; `hard_mask_multiply=True` (the earlier form) does."""
+    cfg = Seq2ExpConfig.hard(d=8, backbone="cnn", n_layers=2, n_rna=3, center_len=32, max_len=256)
+    assert not cfg.hard_mask_multiply
+    assert _prediction_grad_to_generator_head(cfg, batch) == 0.0
+    assert _prediction_grad_to_generator_head(dataclasses.replace(cfg, hard_mask_multiply=True), batch) > 0
+    # the forward value is the same either way (the straight-through mask is exactly 0/1)
+    seq, signals, rna, blacklist = batch
+    torch.manual_seed(4)
+    official = Seq2Exp(cfg).eval()
+    multiplied = Seq2Exp(dataclasses.replace(cfg, hard_mask_multiply=True)).eval()
+    multiplied.load_state_dict(official.state_dict())
+    assert torch.allclose(official(seq, signals, rna, blacklist)[0], multiplied(seq, signals, rna, blacklist)[0])
+
+
+def test_hard_mode_position_embedding_starts_at_zero():
+    """Official `pos_emb = nn.Parameter(torch.zeros(...))`, not nn.Embedding's N(0, 1)."""
+    cfg = Seq2ExpConfig.hard(d=8, backbone="cnn", n_layers=2, n_rna=3, center_len=32, max_len=256)
+    model = Seq2Exp(cfg)
+    assert model.pos is not None and model.pos.weight.requires_grad
+    assert torch.count_nonzero(model.pos.weight) == 0
+
+
 def test_hard_eval_ignores_masked_out_bases(batch):
     seq, signals, rna, blacklist = batch
     cfg = Seq2ExpConfig.hard(d=8, backbone="cnn", n_layers=2, n_rna=3, center_len=32, max_len=256)

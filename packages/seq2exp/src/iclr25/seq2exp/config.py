@@ -68,7 +68,10 @@ class Seq2ExpConfig(Validated):
     generator_off: Flag = False  # logits fixed at 0: the mask is the signal Beta alone (ablation)
     use_signal_prior: Flag = True  # add the signal Beta (decouple_x)
     continuity: NonNegativeFloat = 0.0  # weight of mean |m_t - m_{t-1}| (0 in the official runs)
-    max_len: PositiveInt = 200_000  # length of the learned position table (hard mode: pos_enc)
+    max_len: PositiveInt = 200_000  # length of the learned position table (hard mode: pos_enc, zero-initialised)
+    # hard: multiply the straight-through mask into the embeddings before packing (a gradient path from the
+    # prediction loss to the generator); the official code packs the kept positions without multiplying
+    hard_mask_multiply: Flag = False
     chunk: PositiveInt = 64  # chunk length of the selective scan
 
     def __post_init__(self) -> None:
@@ -115,6 +118,7 @@ class Config(Validated):
     hard_marginal_scale: PositiveFloat = 0.1
     hard_prior_scale: NonNegativeFloat = 1.0
     hard_beta_min: NonNegativeFloat = 0.0
+    hard_mask_multiply: Flag = False  # official: the hard mask selects positions, it is not multiplied in
     # training (spec §6a: Adam lr 1e-3, ~15 epochs, batch 32)
     epochs: PositiveInt = 15
     batch_size: PositiveInt = 32

@@ -133,6 +133,8 @@ class Seq2Exp(nn.Module):
         self.generator = BetaMaskGenerator(gen_backbone, d, cfg.beta_min)
         self.predictor = predictor
         self.pos = nn.Embedding(cfg.max_len, d) if self.hard else None
+        if self.pos is not None:
+            nn.init.zeros_(self.pos.weight)  # official `pos_emb` starts at zero (not nn.Embedding's N(0, 1))
         self.signal_beta = SignalBeta(cfg.prior_scale, cfg.beta_min, cfg.signal_b, cfg.signal_w)
         self.head = PromoterHead(d, cfg.n_rna)
         self.register_buffer("alpha3", torch.tensor(cfg.marginal_scale))  # alpha3 = s
@@ -212,7 +214,13 @@ class Seq2Exp(nn.Module):
         e_seq, e_sig = self.encode(seq, signals)
         alpha, beta = self.mask_distribution(e_seq, e_sig, signals)
         out = self.sample_mask(alpha, beta, blacklist, center)
-        masked = (e_seq + e_sig) * out.mask[..., None]  # the mask multiplies the summed embedding
+        emb = e_seq + e_sig
+        if self.hard and not self.config.hard_mask_multiply:
+            # official hard mode: the kept positions of e_seq + e_sig are packed as they are; the mask is never
+            # multiplied in, so the prediction loss does not reach the generator through the mask
+            masked = emb
+        else:
+            masked = emb * out.mask[..., None]  # soft: the mask multiplies the summed embedding
         pooled = self.predict(masked, out.mask, center)
         rna = rna_feat if rna_feat is not None else pooled.new_zeros(pooled.shape[0], self.config.n_rna)
         y_hat = self.head(pooled, rna)

@@ -196,6 +196,7 @@ def model_config(cfg: Config, name: str) -> Seq2ExpConfig:
             mu=cfg.hard_mu,
             marginal_scale=cfg.hard_marginal_scale,
             lam=cfg.lam,
+            hard_mask_multiply=cfg.hard_mask_multiply,
         )
     return Seq2ExpConfig.soft(
         **common,
