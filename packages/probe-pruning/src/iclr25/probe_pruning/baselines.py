@@ -64,7 +64,7 @@ def flap_global_ratios(
         units.append(z)
         costs.append(torch.full_like(z, head_cost if key[1] == "attn" else 1.0))
         owners += [key] * z.numel()
-        index.append(torch.arange(z.numel()))
+        index.append(torch.arange(z.numel(), device=z.device))  # on the scores' device, as the mask below
     all_scores, all_costs, all_index = torch.cat(units), torch.cat(costs), torch.cat(index)
     order = all_scores.argsort(descending=True)
     budget = (1 - ratio) * float(all_costs.sum())
@@ -131,10 +131,10 @@ class StaticPruner(LayerwiseRunner):
         for key, s in blocks.items():  # bias compensation: mean over samples and positions
             mu = s.mean.mean(0)
             channels = self.channels(key[1], self.kept[key], 0)
-            pruned = torch.ones(mu.numel(), dtype=torch.bool)
-            pruned[channels.cpu()] = False
             W = weights[key].float()
-            self.bias[key] = (W[:, pruned.to(W.device)] @ mu[pruned].to(W.device)).to(W.dtype)
+            pruned = torch.ones(mu.numel(), dtype=torch.bool, device=W.device)
+            pruned[channels.to(W.device)] = False
+            self.bias[key] = (W[:, pruned] @ mu.to(W.device)[pruned]).to(W.dtype)
         return self
 
     def _out_weight(self, key: tuple[int, str]) -> Tensor:

@@ -62,9 +62,10 @@ def select_probe(
     n_s = min(S, max(math.ceil(seq_ratio * S), 2))
     n_b = min(B, max(math.ceil(bsz_ratio * B), 1))
     dev = residual.device
-    if mode == "random":
-        s_idx = _first_token(torch.randperm(S, generator=generator)[:n_s].sort().values.to(dev), S)
-        b_idx = torch.randperm(B, generator=generator)[:n_b].sort().values.to(dev)
+    if mode == "random":  # drawn on the generator's device (CPU by default), then moved: same draws on every device
+        g_dev = generator.device if generator is not None else torch.device("cpu")
+        s_idx = _first_token(torch.randperm(S, generator=generator, device=g_dev)[:n_s].sort().values.to(dev), S)
+        b_idx = torch.randperm(B, generator=generator, device=g_dev)[:n_b].sort().values.to(dev)
     elif mode == "first":
         s_idx, b_idx = torch.arange(n_s, device=dev), torch.arange(n_b, device=dev)
     elif mode == "residual":
@@ -345,7 +346,8 @@ class ProbePruner(LayerwiseRunner):
         n_units = self.n_units(kind)
         key = (layer, kind)
         if c.control == "random":
-            kept = torch.randperm(n_units, generator=self.generator)[:n_keep].sort().values.to(X.device)
+            draw = torch.randperm(n_units, generator=self.generator, device=self.generator.device)
+            kept = draw[:n_keep].sort().values.to(X.device)
             self.decisions[key] = Decision(kept)
             return kept
         hist = self._hist(key, X.shape[1]).to(X.device)
