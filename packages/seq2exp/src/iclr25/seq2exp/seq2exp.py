@@ -215,12 +215,11 @@ class Seq2Exp(nn.Module):
         alpha, beta = self.mask_distribution(e_seq, e_sig, signals)
         out = self.sample_mask(alpha, beta, blacklist, center)
         emb = e_seq + e_sig
-        if self.hard and not self.config.hard_mask_multiply:
-            # official hard mode: the kept positions of e_seq + e_sig are packed as they are; the mask is never
-            # multiplied in, so the prediction loss does not reach the generator through the mask
-            masked = emb
-        else:
-            masked = emb * out.mask[..., None]  # soft: the mask multiplies the summed embedding
+        # soft: the mask multiplies the summed embedding; official hard mode: the kept positions of e_seq + e_sig are
+        # packed as they are (the mask is never multiplied in, so the prediction loss does not reach the generator
+        # through the mask)
+        pack_only = self.hard and not self.config.hard_mask_multiply
+        masked = emb if pack_only else emb * out.mask[..., None]
         pooled = self.predict(masked, out.mask, center)
         rna = rna_feat if rna_feat is not None else pooled.new_zeros(pooled.shape[0], self.config.n_rna)
         y_hat = self.head(pooled, rna)
