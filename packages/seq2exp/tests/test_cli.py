@@ -83,3 +83,48 @@ def test_bad_input_one_line(argv, needle, tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert code == 2, err
     assert err.count("\n") == 1 and "Traceback" not in err and needle in err, err
+
+
+def _bigwig(path, n=5000):
+    pyBigWig = pytest.importorskip("pyBigWig")
+    track = np.random.default_rng(0).gamma(2.0, 0.5, n)
+    track[n // 3 : n // 3 + 300] += 4.0
+    with pyBigWig.open(str(path), "w") as bw:
+        bw.addHeader([("chr1", n)])
+        bw.addEntries("chr1", 0, values=track.tolist(), span=1, step=1)
+    return path
+
+
+@pytest.mark.parametrize("damage", ["text", "truncated", "zeroed_index", "empty"])
+def test_bad_bigwig_one_line_at_fd_level(damage, tmp_path):
+    """A malformed bigWig gives exactly one stderr line and exit 2, also counting what the C library would print
+    straight to file descriptor 2 (the CLI runs as a subprocess so its whole stderr is captured)."""
+    import subprocess
+    import sys
+
+    good = _bigwig(tmp_path / "good.bw").read_bytes()
+    bad = tmp_path / "bad.bigWig"
+    if damage == "text":
+        bad.write_text("chr1\t0\t10\t1.0\n")
+    elif damage == "truncated":
+        bad.write_bytes(good[:80])  # the magic number survives, the header does not
+    elif damage == "zeroed_index":
+        bad.write_bytes(good[:64] + bytes(len(good) - 64))
+    else:
+        bad.write_bytes(b"")
+    proc = subprocess.run(
+        [sys.executable, "-m", "iclr25.seq2exp.cli", "call-peaks", "--bigwig", str(bad), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "bad.bigWig" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_good_bigwig_calls_peaks(tmp_path):
+    bw = _bigwig(tmp_path / "t.bw", 30_000)
+    assert main(["call-peaks", "--bigwig", str(bw), "--out", str(tmp_path / "p.bed")]) == 0
+    rows = [line.split("\t") for line in (tmp_path / "p.bed").read_text().splitlines()]
+    assert rows and all(r[0] == "chr1" for r in rows) and any(int(r[1]) <= 10_150 <= int(r[2]) for r in rows)

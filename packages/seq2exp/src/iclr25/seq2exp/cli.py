@@ -234,13 +234,12 @@ def _call_peaks(args: argparse.Namespace) -> int:
             raise CliError(f"{path} must hold a 1-D numeric track, got shape {arr.shape} dtype {arr.dtype}")
         tracks[args.chrom or "track"] = arr
     elif name.endswith((".bw", ".bigwig")):
-        with reading_file(path, "bigWig file"):
-            import pyBigWig
+        from iclr25.seq2exp.data import open_bigwig, read_bigwig
 
-            with pyBigWig.open(str(path)) as bw:  # type: ignore[attr-defined]
-                for chrom, size in bw.chroms().items():
-                    if args.chrom in (None, chrom):
-                        tracks[chrom] = read_track(path, chrom, 0, size)
+        with reading_file(path, "bigWig file"), open_bigwig(path) as bw:
+            for chrom, size in bw.chroms().items():
+                if args.chrom in (None, chrom):
+                    tracks[chrom] = read_bigwig(bw, path, chrom, 0, size)
     else:
         with reading_file(path, "bedGraph file (chrom start end value)") as p:
             ends: dict[str, int] = {}

@@ -10,6 +10,9 @@ import csv
 import json
 import math
 import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -276,15 +279,138 @@ def read_bedgraph(path: str | os.PathLike[str], chrom: str, start: int, end: int
     return out
 
 
+BIGWIG_MAGIC = 0x888FFC26  # the first 4 bytes of every bigWig file (either byte order)
+
+
+@contextmanager
+def _quiet_c_stderr() -> Iterator[None]:
+    """Silence file descriptor 2 inside the block: libBigWig prints its own errors there, past Python's sys.stderr."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+BPT_MAGIC = 0x78CA8C91  # chromosome B+ tree
+RTREE_MAGIC = 0x2468ACE0  # R-tree index of the data blocks
+
+
+def check_bigwig(path: str | os.PathLike[str]) -> None:
+    """Check a bigWig's structure before the C reader sees it (libBigWig aborts or crashes on some damaged files):
+    the magic number, every offset of the header and zoom headers inside the file, the chromosome B+ tree (walked in
+    full) and the R-tree index header. Raises a one-line `UnsafeFileError` naming what is wrong."""
+    import struct
+
+    from iclr25.shared.safeload import MissingFileError, UnsafeFileError
+
+    if not Path(path).is_file():
+        raise MissingFileError(f"{path} does not exist (expected a bigWig file)")
+    size = Path(path).stat().st_size
+
+    def bad(why: str) -> UnsafeFileError:
+        return UnsafeFileError(f"{path} is not a readable bigWig file ({why}); give a bigWig or a bedGraph track")
+
+    with open(path, "rb") as f:
+
+        def read(offset: int, n: int) -> bytes:
+            if offset < 0 or offset + n > size:
+                raise bad(f"truncated or damaged: {n} bytes at offset {offset} lie past its {size} bytes")
+            f.seek(offset)
+            return f.read(n)
+
+        head = f.read(64)
+        if len(head) < 4 or BIGWIG_MAGIC not in (int.from_bytes(head[:4], "little"), int.from_bytes(head[:4], "big")):
+            raise bad("its header lacks the bigWig magic number")
+        if len(head) < 64:
+            raise bad(f"a {len(head)}-byte file is shorter than the 64-byte header")
+        e = "<" if int.from_bytes(head[:4], "little") == BIGWIG_MAGIC else ">"
+        _, _, zooms, chrom_tree, data, index, _, _, autosql, summary, _, _ = struct.unpack(e + "IHHQQQHHQQIQ", head)
+        for name, offset, n in (("chromosome tree", chrom_tree, 32), ("data", data, 4), ("index", index, 48)):
+            if offset == 0 or offset + n > size:
+                raise bad(f"its {name} offset {offset} lies outside its {size} bytes")
+        for name, offset, n in (("autoSql", autosql, 1), ("summary", summary, 40)):
+            if offset and offset + n > size:
+                raise bad(f"its {name} offset {offset} lies outside its {size} bytes")
+        for z in range(zooms):
+            _, _, zdata, zindex = struct.unpack(e + "IIQQ", read(64 + 24 * z, 24))
+            if zdata + 4 > size or zindex + 48 > size:
+                raise bad(f"zoom level {z} points outside the file")
+        if struct.unpack(e + "I", read(index, 4))[0] != RTREE_MAGIC:
+            raise bad("its data index lacks the R-tree magic number")
+        magic, _, key_size, val_size, n_items, _ = struct.unpack(e + "IIIIQQ", read(chrom_tree, 32))
+        if magic != BPT_MAGIC or val_size != 8 or not 0 < key_size <= 255:
+            raise bad("its chromosome tree header is damaged")
+        found, todo, seen = 0, [chrom_tree + 32], set()
+        while todo:  # iterative walk of the B+ tree: every node and every chromosome entry inside the file
+            node = todo.pop()
+            if node in seen or len(seen) > 1_000_000:
+                raise bad("its chromosome tree has a cycle")
+            seen.add(node)
+            leaf, _, count = struct.unpack(e + "BBH", read(node, 4))
+            width = key_size + 8
+            items = read(node + 4, count * width)
+            for i in range(count):
+                value = items[i * width + key_size : (i + 1) * width]
+                if leaf:
+                    found += 1
+                else:
+                    todo.append(struct.unpack(e + "Q", value)[0])
+        if found != n_items:
+            raise bad(f"its chromosome tree lists {found} chromosomes, its header {n_items}")
+
+
+@contextmanager
+def open_bigwig(path: str | os.PathLike[str]) -> Iterator[Any]:
+    """A pyBigWig handle on a checked bigWig file; a damaged one raises one `UnsafeFileError` line (the C library's
+    own messages are kept off stderr)."""
+    from iclr25.shared.safeload import UnsafeFileError
+
+    check_bigwig(path)
+    import pyBigWig  # optional: the [genomics] extra
+
+    try:
+        with _quiet_c_stderr():
+            bw = pyBigWig.open(str(path))  # type: ignore[attr-defined]
+    except RuntimeError:
+        bw = None
+    if bw is None:
+        raise UnsafeFileError(f"{path} is not a readable bigWig file (its header or index is damaged)")
+    try:
+        yield bw
+    finally:
+        bw.close()
+
+
+def read_bigwig(bw: Any, path: str | os.PathLike[str], chrom: str, start: int, end: int) -> np.ndarray:
+    """Per-base values of [start, end) on `chrom` from an open bigWig (NaN and absent chromosomes -> 0)."""
+    from iclr25.shared.safeload import UnsafeFileError
+
+    size = bw.chroms().get(chrom)
+    out = np.zeros(max(end - start, 0), dtype=np.float32)
+    a, b = max(start, 0), min(end, size or 0)
+    if b <= a:
+        return out
+    try:
+        with _quiet_c_stderr():
+            values = bw.values(chrom, a, b, numpy=True)
+    except RuntimeError:
+        raise UnsafeFileError(f"{path}: the data of {chrom}:{a}-{b} cannot be read (a damaged bigWig file)") from None
+    out[a - start : b - start] = np.nan_to_num(np.asarray(values, dtype=np.float32), nan=0.0)
+    return out
+
+
 def read_track(path: str | os.PathLike[str], chrom: str, start: int, end: int) -> np.ndarray:
     """Per-base values of a signal file: bigWig (needs pyBigWig) or bedGraph; NaN -> 0."""
     path = str(path)
     if path.lower().endswith((".bw", ".bigwig")):
-        import pyBigWig  # optional: the [genomics] extra
-
-        with pyBigWig.open(path) as bw:  # type: ignore[attr-defined]
-            values = np.asarray(bw.values(chrom, start, end, numpy=True), dtype=np.float32)
-        return np.nan_to_num(values, nan=0.0)
+        with open_bigwig(path) as bw:
+            return read_bigwig(bw, path, chrom, start, end)
     return read_bedgraph(path, chrom, start, end)
 
 
