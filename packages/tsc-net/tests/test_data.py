@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,15 @@ import pytest
 
 from iclr25.shared.safeload import UnsafeFileError
 from iclr25.tsc_net import build_clips, load_sdd_annotations, load_semantic_mask, load_sgan_txt, load_ynet_pickle
-from iclr25.tsc_net.data import bilinear, cost_fields, load_dataset, pixel_of, walkable, write_ynet
+from iclr25.tsc_net.data import (
+    bilinear,
+    cost_fields,
+    load_dataset,
+    pixel_of,
+    plain_frame,
+    walkable,
+    write_ynet,
+)
 from iclr25.tsc_net.training import transform_map, transform_points
 
 
@@ -29,7 +38,8 @@ def test_ynet_pickle_and_mask_round_trip(tmp_path, tiny_sim):
     df, masks, exits = tiny_sim
     write_ynet(tmp_path, "test", df, masks, exits)
     back = load_ynet_pickle(tmp_path / "test.pkl")
-    pd.testing.assert_frame_equal(back, df)
+    pd.testing.assert_frame_equal(back, plain_frame(df))
+    assert back["sceneId"].tolist() == df["sceneId"].tolist()
     clips, mask_list, ex = load_dataset(tmp_path, "test")
     assert all(np.array_equal(m, masks[s]) for m, s in zip(mask_list, clips.scene_ids, strict=True))
     assert set(ex) == set(exits)
@@ -48,6 +58,58 @@ def test_tiny_ynet_pickle_two_clips_three_pedestrians(tmp_path):
     clips = build_clips(load_ynet_pickle(tmp_path / "t.pkl"))
     assert clips.pos.shape == (6, 20, 2) and sorted(np.bincount(clips.group)) == [3, 3]
     assert load_semantic_mask(tmp_path / "little_0_mask.png").shape == (32, 32)
+
+
+def _frame(n_meta: int = 2) -> pd.DataFrame:
+    return pd.concat(
+        [pd.DataFrame({"frame": np.arange(20) * 12, "trackId": m, "x": np.arange(20.0) + m, "y": np.full(20, 5.0),
+                       "sceneId": f"scene_{m % 2}", "metaId": m}) for m in range(n_meta)],
+        ignore_index=True,
+    )  # fmt: skip
+
+
+def test_written_pickle_needs_no_string_array_whatever_pandas_infers(tmp_path):
+    """Our own data reads back under any string dtype pandas infers (object, pandas' str, pyarrow's str)."""
+    with warnings.catch_warnings():  # the option is deprecated where it is already the default (pandas >= 3)
+        warnings.simplefilter("ignore")
+        with pd.option_context("future.infer_string", True):
+            df = _frame()
+    write_ynet(tmp_path, "train", df, {}, None)
+    raw = (tmp_path / "train.pkl").read_bytes()
+    assert b"StringArray" not in raw and b"pyarrow" not in raw and b"StringDtype" not in raw
+    back = load_ynet_pickle(tmp_path / "train.pkl")
+    assert back["sceneId"].dtype == object and back["sceneId"].tolist() == df["sceneId"].tolist()
+    assert len(build_clips(back)) == 2
+
+
+@pytest.mark.parametrize("storage", ["python", "pyarrow"])
+@pytest.mark.parametrize("protocol", [4, 5])
+def test_loader_accepts_string_dtype_pickles_of_other_writers(tmp_path, storage, protocol):
+    """A frame pickled by another pandas with `string[python]` or `string[pyarrow]` text (pandas 3's default `str`
+    with pyarrow installed) loads, with its text as object strings."""
+    if storage == "pyarrow":
+        pytest.importorskip("pyarrow")
+    df = _frame().astype({"sceneId": f"string[{storage}]"})
+    df.columns = df.columns.astype(f"string[{storage}]")
+    (tmp_path / "t.pkl").write_bytes(pickle.dumps(df, protocol=protocol))
+    back = load_ynet_pickle(tmp_path / "t.pkl")
+    assert back["sceneId"].dtype == object and back["sceneId"].tolist() == _frame()["sceneId"].tolist()
+    assert list(back.columns) == list(_frame().columns)
+
+
+def test_malformed_pyarrow_strings_are_refused(tmp_path):
+    """pyarrow rebuilds arrays from raw buffers without checks: offsets past the data buffer must be refused."""
+    pa = pytest.importorskip("pyarrow")
+    df = _frame().iloc[:2].copy()
+    df["sceneId"] = pd.arrays.ArrowStringArray(pa.chunked_array([pa.array(["ab", "cd"], pa.large_string())]))
+    raw = pickle.dumps(df, protocol=5)
+    good = np.array([0, 2, 4], np.int64).tobytes()
+    assert raw.count(good) == 1
+    (tmp_path / "ok.pkl").write_bytes(raw)
+    assert load_ynet_pickle(tmp_path / "ok.pkl")["sceneId"].tolist() == ["ab", "cd"]
+    (tmp_path / "bad.pkl").write_bytes(raw.replace(good, np.array([0, 2, 10**6], np.int64).tobytes()))
+    with pytest.raises(UnsafeFileError, match="malformed"):
+        load_ynet_pickle(tmp_path / "bad.pkl")
 
 
 def test_crafted_pickle_is_refused_and_nothing_runs(tmp_path):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import is_bool_dtype, is_numeric_dtype
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import dijkstra
 
@@ -55,6 +56,22 @@ DATAFRAME_GLOBALS: frozenset[tuple[str, str]] = NUMPY_ARRAY_GLOBALS | frozenset(
         ("__builtin__", "object"),
         ("copyreg", "_reconstructor"),
         ("copy_reg", "_reconstructor"),
+    }
+)
+# Text columns stored as pyarrow-backed strings (pandas >= 2 with pyarrow installed; pandas 3's default `str` dtype):
+# the array classes, pandas' NA and the three pyarrow functions that rebuild an array from a type alias and raw byte buffers. These
+# arrays are rebuilt without checks, so `load_ynet_pickle` validates every one (`validate(full=True)`: offsets inside
+# the buffers, valid UTF-8) before the frame is used.
+ARROW_STRING_GLOBALS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("pandas.arrays", "ArrowStringArray"),
+        ("pandas.core.arrays.string_arrow", "ArrowStringArray"),
+        ("pandas.core.arrays.string_arrow", "ArrowStringArrayNumpySemantics"),
+        ("pyarrow.lib", "_restore_array"),
+        ("pyarrow.lib", "py_buffer"),
+        ("pyarrow.lib", "type_for_alias"),
+        ("pandas", "NA"),  # the missing-value singleton of `string[pyarrow]` / `string[python]` dtypes
+        ("builtins", "bytearray"),  # a pyarrow buffer's bytes in pickle protocols < 5
     }
 )
 
@@ -309,7 +326,7 @@ def write_ynet(folder: str | Path, name: str, df: pd.DataFrame, masks: dict[str,
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    df.to_pickle(folder / f"{name}.pkl")
+    plain_frame(df).to_pickle(folder / f"{name}.pkl")
     for sid, m in masks.items():
         Image.fromarray(m.astype(np.uint8)).save(folder / f"{sid}_mask.png")
     if exits:
@@ -320,18 +337,48 @@ def write_ynet(folder: str | Path, name: str, df: pd.DataFrame, masks: dict[str,
     return folder / f"{name}.pkl"
 
 
+def plain_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` with its text columns and its labels as NumPy object arrays of `str`. Its pickle then holds no string
+    extension array (pandas' or pyarrow's, which depend on the pandas version, its `future.infer_string` option and
+    whether pyarrow is installed), so any supported pandas reads it back through `load_ynet_pickle`."""
+    text = [c for c in df.columns if not (is_numeric_dtype(df[c]) or is_bool_dtype(df[c]))]
+    out = df.astype(dict.fromkeys(text, object)) if text else df.copy()
+    out.columns = pd.Index(np.asarray(list(out.columns), dtype=object), dtype=object)
+    if not isinstance(out.index, pd.RangeIndex) and not is_numeric_dtype(out.index.dtype):
+        out.index = pd.Index(np.asarray(list(out.index), dtype=object), dtype=object)
+    return out
+
+
+def _check_arrow_arrays(df: pd.DataFrame, path: Path) -> None:
+    """Fully validate every pyarrow-backed array of `df` (columns and labels) before anything reads its buffers."""
+    # labels first (finding a column by name hashes them), then the columns by position
+    arrays = [df.columns.array, df.index.array] + [df.iloc[:, i].array for i in range(df.shape[1])]
+    for arr in arrays:
+        if getattr(arr.dtype, "storage", None) == "pyarrow" or isinstance(arr.dtype, pd.ArrowDtype):
+            try:
+                arr.__arrow_array__().validate(full=True)
+            except Exception as e:  # pyarrow.ArrowInvalid: offsets outside the buffers, invalid UTF-8, ...
+                raise UnsafeFileError(
+                    f"{path} is refused: a pyarrow string array in it is malformed ({type(e).__name__})"
+                ) from e
+
+
 # ------------------------------------------------------------------------------------------------ loaders
 def load_ynet_pickle(path: str | Path) -> pd.DataFrame:
     """A Y-Net/TSC pickle (pandas DataFrame with frame, trackId, x, y, sceneId, metaId) read through a restricted
-    unpickler: only a DataFrame's own building blocks may be imported, nothing in the file is run."""
+    unpickler: only a DataFrame's own building blocks may be imported, nothing in the file is run. Text written by
+    any supported pandas is accepted (NumPy object, pandas or pyarrow strings; pyarrow arrays are validated first)
+    and returned as object strings (`plain_frame`)."""
     path = Path(path)
-    df = restricted_pickle_load(path, DATAFRAME_GLOBALS, what="Y-Net trajectory pickle (pandas DataFrame)")
+    what = "Y-Net trajectory pickle (pandas DataFrame)"
+    df = restricted_pickle_load(path, DATAFRAME_GLOBALS | ARROW_STRING_GLOBALS, what=what)
     if not isinstance(df, pd.DataFrame):
         raise UnsafeFileError(f"{path} is not a Y-Net trajectory pickle: it holds a {type(df).__name__}")
+    _check_arrow_arrays(df, path)
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise UnsafeFileError(f"{path} is not a Y-Net trajectory pickle: it lacks columns {missing}")
-    return df
+    return plain_frame(df)
 
 
 def load_semantic_mask(path: str | Path, n_classes: int = N_CLASSES) -> np.ndarray:
