@@ -135,3 +135,50 @@ def test_bad_input_one_line(here, capsys, argv, needle):
     _one_line_error(capsys, code, needle)
     assert not marker.exists()
     assert (here / "mine" / "keep.txt").read_text() == "x"
+
+
+def _good_atom3d_item():
+    import pandas as pd
+
+    frame = pd.DataFrame({"element": ["C", "N"], "x": [0.0, 1.0], "y": [0.0, 0.5], "z": [0.0, 0.2]})
+    return {"atoms_pocket": frame, "atoms_ligand": frame.copy(), "scores": {"ki": 7.0}, "source": "P1,1abc", "id": "P1"}
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        ({"atoms_ligand": [["C", 0.0, 0.0, 0.0]]}, "atoms_ligand is a list, not a DataFrame"),
+        ({"atoms_pocket": "C 0 0 0"}, "atoms_pocket is a str, not a DataFrame"),
+        ({"atoms_ligand": None}, "atoms_ligand is a NoneType"),
+        ({"atoms_ligand": "drop"}, "has no atoms_ligand field"),
+        ({"scores": [7.0]}, "scores is a list"),
+        ({"scores": {"ki": "high"}}, "scores must map label types to numbers"),
+        ({"source": 17, "id": 17}, "source (or id) must be"),
+        ({"atoms_ligand": "nocolumn"}, "lacks columns ['z']"),
+        ({"atoms_ligand": "textcoords"}, "coordinates x, y, z must be numbers"),
+        ({"atoms_ligand": "intelements"}, "element must hold element names"),
+    ],
+)
+@pytest.mark.parametrize("fmt", ["pkl", "json"])
+def test_atom3d_entry_of_wrong_types_one_line(here, capsys, change, needle, fmt):
+    """An Atom3D LMDB whose entries hold fields of the wrong types: one line naming the entry and field, exit 2."""
+    from iclr25.siu_bioactivity.formats import write_atom3d_lmdb
+
+    bad = _good_atom3d_item()
+    for key, value in change.items():
+        if value == "drop":
+            del bad[key]
+        elif value == "nocolumn":
+            bad[key] = bad[key].drop(columns=["z"])
+        elif value == "textcoords":
+            bad[key] = bad[key].assign(x=["a", "b"])
+        elif value == "intelements":
+            bad[key] = bad[key].assign(element=[6, 7])
+        else:
+            bad[key] = value
+    write_atom3d_lmdb([_good_atom3d_item(), bad], here / "db", fmt=fmt)
+    code = main(["train", "--data", "db", "--test", "db", "--out", "o"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert needle in err and "db (entry 1)" in err, err
+    assert not (here / "o").exists()

@@ -95,7 +95,7 @@ def load_records(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         raise CliError(f"{path} does not exist (expected a Uni-Mol LMDB, an Atom3D LMDB folder or a final_dic.pkl)")
     if path.is_dir():
-        items = [atom3d_to_record(x) for x in read_atom3d_lmdb(path)]
+        items = [atom3d_to_record(x, f"{path} (entry {i})") for i, x in enumerate(read_atom3d_lmdb(path))]
     elif path.suffix == ".pkl":
         items = [r for recs in read_final_dic(path).values() for r in recs]
     else:

@@ -293,7 +293,9 @@ def to_atom3d_item(record: Mapping[str, Any] | SIURecord, conformation: int = 0)
 
 def write_atom3d_lmdb(items: Iterable[Mapping[str, Any]], path: str | Path, fmt: str = "pkl") -> int:
     """Write Atom3D entries (see `to_atom3d_item`) as a directory LMDB: gzip(serialize(entry)) per `str(i)`, each
-    with a `types` map, plus the meta keys num_examples, serialization_format, id_to_idx."""
+    with a `types` map, plus the meta keys num_examples, serialization_format, id_to_idx. Every value, the
+    id_to_idx map included, is serialised in `fmt`: Atom3D's `LMDBDataset` deserialises id_to_idx with the
+    file's serialization_format, so a JSON map in a pkl file cannot be opened there."""
     import lmdb
 
     if fmt not in ("pkl", "json"):
@@ -314,7 +316,7 @@ def write_atom3d_lmdb(items: Iterable[Mapping[str, Any]], path: str | Path, fmt:
                 txn.put(str(i).encode(), blob)
             txn.put(b"num_examples", str(len(blobs)).encode())
             txn.put(b"serialization_format", fmt.encode())
-            txn.put(b"id_to_idx", _serialize(id_to_idx, "json"))
+            txn.put(b"id_to_idx", _serialize(id_to_idx, fmt))
     finally:
         env.close()
     (path / "lock.mdb").unlink(missing_ok=True)
@@ -365,17 +367,73 @@ def read_atom3d_lmdb(path: str | Path, limit: int | None = None) -> list[dict[st
     return out
 
 
-def atom3d_to_record(item: Mapping[str, Any]) -> dict[str, Any]:
-    """An Atom3D entry back to the record layout (element names as atom names; one conformation)."""
-    lig, poc = item["atoms_ligand"], item["atoms_pocket"]
+ATOM3D_FRAME_COLUMNS: tuple[str, ...] = ("element", "x", "y", "z")
+
+
+def _atom3d_frame(item: Mapping[str, Any], key: str, where: str) -> tuple[list[str], np.ndarray]:
+    """The elements and (n, 3) coordinates of one atoms DataFrame of an Atom3D entry; a ValueError naming the
+    entry and the field when it is absent, not a DataFrame, lacks a column or holds non-numeric coordinates."""
+    import pandas as pd
+
+    if key not in item:
+        raise ValueError(f"{where} has no {key} field (an Atom3D SIU entry needs atoms_pocket and atoms_ligand)")
+    frame = item[key]
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(
+            f"{where}: {key} is a {type(frame).__name__}, not a DataFrame with columns {', '.join(ATOM3D_FRAME_COLUMNS)}"
+        )
+    missing = [c for c in ATOM3D_FRAME_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{where}: {key} lacks columns {missing} (has {[str(c) for c in frame.columns]})")
+    if len(frame) == 0:
+        raise ValueError(f"{where}: {key} has no atoms")
+    elements = frame["element"].tolist()
+    bad = [e for e in elements if not isinstance(e, str) or not e]
+    if bad:
+        raise ValueError(f"{where}: {key}.element must hold element names (text), found {bad[0]!r}")
+    try:
+        xyz = frame[["x", "y", "z"]].to_numpy(dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: {key} coordinates x, y, z must be numbers") from None
+    if not np.isfinite(xyz).all():
+        raise ValueError(f"{where}: {key} coordinates x, y, z must be finite numbers")
+    return elements, xyz
+
+
+def atom3d_to_record(item: Mapping[str, Any], where: str = "Atom3D entry") -> dict[str, Any]:
+    """An Atom3D entry back to the record layout (element names as atom names; one conformation). An entry of the
+    wrong shape or types is a ValueError saying what was wrong (`where` names the entry in the message)."""
+    if not isinstance(item, Mapping):
+        raise ValueError(f"{where} is a {type(item).__name__}, not an entry dict")
+    lig_el, lig_xyz = _atom3d_frame(item, "atoms_ligand", where)
+    poc_el, poc_xyz = _atom3d_frame(item, "atoms_pocket", where)
+    if "scores" not in item:
+        raise ValueError(f"{where} has no scores field (the label dict, e.g. {{'ki': 7.1}})")
+    scores = item["scores"]
+    if isinstance(scores, Mapping):
+        bad = {k: v for k, v in scores.items() if not isinstance(k, str) or not _is_number(v)}
+        if bad:
+            raise ValueError(f"{where}: scores must map label types to numbers, found {bad}")
+        scores = {k: float(v) for k, v in scores.items()}
+    elif _is_number(scores):
+        scores = float(scores)
+    else:
+        raise ValueError(f"{where}: scores is a {type(scores).__name__}; allowed: a dict of label type -> number")
+    source = item.get("source", item.get("id"))
+    if not isinstance(source, str):
+        raise ValueError(f"{where}: source (or id) must be '<UniProtID>,<PDBID>' text, got {source!r}")
     return {
-        "atoms": list(lig["element"]),
-        "coordinates": [lig[["x", "y", "z"]].to_numpy(dtype=np.float64)],
-        "pocket_atoms": list(poc["element"]),
-        "pocket_coordinates": poc[["x", "y", "z"]].to_numpy(dtype=np.float64),
-        "source_data": str(item.get("source", item.get("id", ""))),
-        "label": item["scores"],
+        "atoms": lig_el,
+        "coordinates": [lig_xyz],
+        "pocket_atoms": poc_el,
+        "pocket_coordinates": poc_xyz,
+        "source_data": source,
+        "label": scores,
     }
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
 
 
 # ------------------------------------------------------------------------------------------ final_dic.pkl
