@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from iclr25.shared.files import LEDGER
 from iclr25.shared.results import (
     SCHEMA_VERSION,
     Claim,
@@ -77,9 +78,9 @@ def test_non_finite_numbers_become_strings(tmp_path: Path) -> None:
 
 def test_atomic_write_leaves_no_temporary_files(tmp_path: Path) -> None:
     atomic_write_text(tmp_path / "a.txt", "one")
-    atomic_write_text(tmp_path / "a.txt", "two")
+    atomic_write_text(tmp_path / "a.txt", "two", overwrite=True)  # a file the project wrote, unchanged since
     assert (tmp_path / "a.txt").read_text() == "two"
-    assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a.txt", LEDGER])
 
 
 def test_atomic_writes_get_the_permissions_of_a_plain_open(tmp_path: Path) -> None:

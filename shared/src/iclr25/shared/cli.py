@@ -619,6 +619,7 @@ def _cmd_readme(papers: dict[str, Paper], args: argparse.Namespace) -> int:
 
 def _cmd_compare(papers: dict[str, Paper], args: argparse.Namespace) -> int:
     from iclr25.shared.compare import append_history, compare, read_report
+    from iclr25.shared.files import append_to_log
     from iclr25.shared.results import atomic_write_json, claims_table
 
     tolerances = {}
@@ -647,8 +648,7 @@ def _cmd_compare(papers: dict[str, Paper], args: argparse.Namespace) -> int:
         text = f"### {run.paper} ({run.scale}): no baseline to compare with\n\n{claims_table(run.claims)}\n"
         print(text)
         if args.summary:
-            with args.summary.open("a") as f:
-                f.write(text + "\n")
+            append_to_log(args.summary, text + "\n")
         return 1 if run.failed_gated else 0
     result = compare(
         run,
@@ -661,8 +661,7 @@ def _cmd_compare(papers: dict[str, Paper], args: argparse.Namespace) -> int:
     if args.json:
         atomic_write_json(args.json, result.to_dict())
     if args.summary:
-        with args.summary.open("a") as f:
-            f.write(result.to_markdown() + "\n")
+        append_to_log(args.summary, result.to_markdown() + "\n")
     for row in result.failed:
         print(f"iclr25: {run.paper}: {row.kind} {row.name!r} {row.status}", file=sys.stderr)
     return 1 if result.failed else 0

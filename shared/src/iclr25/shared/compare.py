@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iclr25.shared.results import Report, _flatten, _fmt, atomic_write_text
+from iclr25.shared.files import append_to_log
+from iclr25.shared.results import Report, _flatten, _fmt
 
 IDENTICAL, WITHIN, DRIFTED, FAILS, MISSING, NEW, TIMING = (
     "identical",
@@ -216,13 +217,25 @@ def history_entry(report: Report) -> dict[str, Any]:
     }
 
 
+def _is_history(text: str) -> bool:
+    """Whether `text` is a history file: every non-empty line a JSON object with a paper and its claims."""
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            return False
+        if not (isinstance(entry, dict) and "paper" in entry and "claims" in entry):
+            return False
+    return True
+
+
 def append_history(path: str | Path, report: Report) -> None:
-    """Append the run to a JSON-lines history file (written atomically)."""
+    """Append the run to a JSON-lines history file (a new one, or one these entries make up; never another file)."""
     path = Path(path)
-    old = path.read_text() if path.is_file() else ""
-    if old and not old.endswith("\n"):
-        old += "\n"
-    atomic_write_text(path, old + json.dumps(history_entry(report)) + "\n")
+    lead = "\n" if path.is_file() and (text := path.read_text()) and not text.endswith("\n") else ""
+    append_to_log(path, lead + json.dumps(history_entry(report)) + "\n", _is_history)
 
 
 def read_history(path: str | Path, paper: str) -> list[dict[str, Any]]:

@@ -12,11 +12,12 @@ import math
 import os
 import platform
 import sys
-import tempfile
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from iclr25.shared.files import edit_source_file
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.json"
@@ -266,55 +267,31 @@ def refresh_readme_block(readme: str | Path, report: Report) -> bool:
     updated = text[:start] + readme_block(report) + text[stop + len(end) :]
     if updated == text:
         return False
-    atomic_write_text(path, updated)
+    edit_source_file(path, updated)
     return True
 
 
-def _publish(tmp: str, path: Path) -> None:
-    """Rename a finished temporary file onto `path` with the permissions a plain `open` would have given it.
+def atomic_write_text(path: str | Path, text: str, *, overwrite: bool = False) -> Path:
+    """Write `text` to `path` atomically through the guarded writer (`iclr25.shared.files.write_text`)."""
+    from iclr25.shared.files import write_text
 
-    `mkstemp` creates files readable by their owner only; results are meant to be shared, so the umask decides.
-    """
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    os.replace(tmp, path)
+    return write_text(path, text, overwrite=overwrite)
 
 
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    """Write `text` to `path` through a temporary file in the same folder and an atomic rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        _publish(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+def atomic_write_json(path: str | Path, data: Any, *, overwrite: bool = False) -> Path:
+    """Write `data` as indented JSON, atomically, through the guarded writer."""
+    return atomic_write_text(path, json.dumps(_jsonable(data), indent=2, allow_nan=False) + "\n", overwrite=overwrite)
 
 
-def atomic_write_json(path: str | Path, data: Any) -> Path:
-    """Write `data` as indented JSON, atomically."""
-    return atomic_write_text(path, json.dumps(_jsonable(data), indent=2, allow_nan=False) + "\n")
-
-
-def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> Path:
-    """Save a matplotlib figure atomically as PNG and close it."""
+def save_figure(fig: Any, path: str | Path, dpi: int = 110, *, overwrite: bool = False) -> Path:
+    """Save a matplotlib figure atomically as PNG, through the guarded writer, and close it."""
     import matplotlib.pyplot as plt
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png")
-    os.close(fd)
+    from iclr25.shared.files import write_with
+
     try:
-        fig.savefig(tmp, dpi=dpi, bbox_inches="tight")
-        _publish(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        return write_with(
+            path, lambda f: fig.savefig(f, format="png", dpi=dpi, bbox_inches="tight"), overwrite=overwrite
+        )
     finally:
         plt.close(fig)
-    return path

@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from iclr25.shared import files
 from iclr25.shared.fabric import Checkpointer, ScaleOut
 from iclr25.shared.progress import Heartbeat, Progress
 from iclr25.shared.results import Claim, Report, RunExistsError, atomic_write_text, environment
@@ -144,6 +145,11 @@ def check_run_folder(path: str | Path, overwrite: bool = False, resume: bool = F
         return
     if resume and not overwrite:
         raise RunExistsError(f"{path} already holds a complete run: nothing to resume; choose another --out")
+    if overwrite and _recorded_files(marker) is None:
+        raise RunFolderError(
+            f"{path} was made by an earlier iclr25 that did not record which files its run wrote, so --overwrite "
+            "cannot tell them from yours; delete the folder yourself or choose another --out"
+        )
     if not overwrite:
         what = (
             "a complete run"
@@ -178,9 +184,30 @@ def _locked_by_other(path: Path) -> bool:
     return False
 
 
+def _files_under(folder: Path) -> set[str]:
+    """Every file (and symbolic link) under `folder`, relative to it, besides the run's marker and lock."""
+    found: set[str] = set()
+    for root, dirs, names in os.walk(folder):
+        base = Path(root).relative_to(folder)
+        links = [d for d in dirs if (Path(root) / d).is_symlink()]
+        dirs[:] = [d for d in dirs if d not in links]
+        found.update((base / name).as_posix() for name in [*names, *links])
+    return found - {MARKER, LOCK}
+
+
+def _recorded_files(marker: dict[str, Any] | None) -> set[str] | None:
+    """The files a run recorded in its marker; None for a marker from before runs recorded them."""
+    files = (marker or {}).get("files")
+    return {f for f in files if isinstance(f, str)} if isinstance(files, list) else None
+
+
 class RunFolder:
     """A run folder held by this process: files go into `work`, which is `path` itself or, when an old run is
-    being replaced, a temporary sibling renamed onto `path` by `finish()`."""
+    being replaced, a temporary sibling renamed onto `path` by `finish()`.
+
+    The marker records every file the run wrote (`files`). Anything else in the folder (a file a user added
+    after an earlier run) is foreign: never written over (`iclr25.shared.files` refuses it), and carried into
+    the new folder when `--overwrite` replaces the run, so a run folder never loses a user's file."""
 
     def __init__(
         self, path: str | Path, overwrite: bool = False, *, paper: str = "", command: str = "", resume: bool = False
@@ -188,14 +215,19 @@ class RunFolder:
         self.path = Path(os.environ.get(RUN_DIR_ENV, path)) if is_follower() else Path(path)
         self.info = {"iclr25_run": 1, "paper": paper, "command": command, "pid": os.getpid()}
         self._fds: list[int] = []
+        self.foreign: set[str] = set()
         self.follower = is_follower()
         if self.follower:  # rank 0 holds the folder, its marker and its lock
             self.work = self.path
+            files.hold(self)
             return
         check_run_folder(self.path, overwrite, resume)
         marker = read_marker(self.path) if self.path.is_dir() else None
         continuing = resume and marker is not None and marker.get("status") != "complete"
         replacing = not continuing and self.path.is_dir() and any(p.name != LOCK for p in self.path.iterdir())
+        if marker is not None:
+            recorded = _recorded_files(marker)
+            self.foreign = _files_under(self.path) - recorded if recorded is not None else set()
         self.path.mkdir(parents=True, exist_ok=True)
         self._hold(self.path)
         if replacing:
@@ -204,8 +236,13 @@ class RunFolder:
             self._hold(self.work)
         else:
             self.work = self.path
+        files.hold(self)
         self.info["started"] = datetime.now(UTC).isoformat(timespec="seconds")
         self._mark("running")
+
+    def is_foreign(self, relative: str) -> bool:
+        """Whether `relative` (a path inside the folder) is, or holds, a file the project did not write."""
+        return relative in self.foreign or any(f.startswith(relative + "/") for f in self.foreign)
 
     def _hold(self, folder: Path) -> None:
         fd = _lock(folder)
@@ -220,19 +257,27 @@ class RunFolder:
         self.info["status"] = status
         if status != "running":
             self.info["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+        self.info["files"] = sorted(_files_under(self.work) - self.foreign)
         atomic_write_text(self.work / MARKER, json.dumps(self.info, indent=2) + "\n")
 
     def finish(self) -> None:
-        """Mark the run complete and, when replacing an old run, swap the new folder into place."""
+        """Mark the run complete and, when replacing an old run, carry the old folder's foreign files into the new
+        one, swap the new folder into place and delete what is left of the old one (only files a run wrote)."""
         if self.follower:
+            files.release(self)
             return
         self._mark("complete")
         if self.work != self.path:
+            for relative in sorted(self.foreign):
+                target = self.work / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                (self.path / relative).rename(target)
             trash = self.path.parent / f".{self.path.name}.replaced-{secrets.token_hex(3)}"
             self.path.rename(trash)
             self.work.rename(self.path)
             self.work = self.path
-            if read_marker(trash) is not None:  # only a folder a run made is deleted
+            left = _files_under(trash) - (_recorded_files(read_marker(trash)) or set())
+            if read_marker(trash) is not None and not left:  # only a folder holding nothing but what a run wrote
                 shutil.rmtree(trash, ignore_errors=True)
         self.release()
 
@@ -240,6 +285,7 @@ class RunFolder:
         """Mark the run `status` ("failed", "interrupted"); a replacement's staging folder is removed, the old
         run stays as it was."""
         if self.follower:
+            files.release(self)
             return
         if self.work != self.path:
             shutil.rmtree(self.work, ignore_errors=True)
@@ -249,7 +295,8 @@ class RunFolder:
         self.release()
 
     def release(self) -> None:
-        """Let go of the locks (idempotent)."""
+        """Let go of the locks and of the right to write into the folder (idempotent)."""
+        files.release(self)
         while self._fds:
             os.close(self._fds.pop())
 
