@@ -40,12 +40,19 @@ def test_every_public_name_imports():
 def test_cbm_verb(tmp_path, capsys):
     path = tmp_path / "log.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in FIXTURE) + "\n")
-    assert main(["cbm", str(path), "--words-eos"]) == 0
+    # the reference CBM code drops each message's last word (its EOS) unless told otherwise: so does the verb
+    for flags in ([], ["--words-eos"]):
+        assert main(["cbm", str(path), *flags]) == 0
+        res = json.loads(capsys.readouterr().out)
+        assert (res["match"], res["precision"], res["recall"], res["total_edges"]) == (1.0, 0.9, 1.0, 10)
+    assert main(["cbm", str(path), "--no-words-eos"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert (res["match"], res["precision"], res["recall"], res["total_edges"]) == (1.0, 0.9, 1.0, 10)
+    assert res["total_edges"] == 15 and res["match"] < 1.0  # the EOS word "0" now counts as a word
     path.write_text('["1", "a"]\n')
-    assert main(["cbm", str(path), "--words-eos"]) == 2
-    assert "two words" in capsys.readouterr().err
+    assert main(["cbm", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "two words" in err and "--no-words-eos" in err
+    assert main(["cbm", str(path), "--no-words-eos"]) == 0
 
 
 def test_train_compose_eval(tmp_path, capsys):
@@ -64,7 +71,11 @@ def test_train_compose_eval(tmp_path, capsys):
     assert main(["eval", str(out), "--games", "50"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert {"decompose_cbm", "posdis", "bosdis", "compose_zero_shot_game_acc"} <= set(res)
+    log = (out / "messages.jsonl").read_text().splitlines()
+    assert all(json.loads(line)[0].endswith(".eos") for line in log)  # the reference format: an EOS word per message
     assert main(["cbm", str(out / "messages.jsonl")]) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert "eos" not in default["mapping"] and default["unique_words"] >= 1
     # the run folder is not overwritten silently
     assert main([*args, "eval_games=50"]) == 2
 

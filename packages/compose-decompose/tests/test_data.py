@@ -158,9 +158,13 @@ def test_thing_csv_loader(tmp_path):
 
 def test_cbm_jsonl_roundtrip(tmp_path):
     samples = [(["1", "2"], ["a", "b"]), (["3"], ["c"])]
-    path = write_cbm_jsonl(tmp_path / "log.jsonl", samples)
+    path = write_cbm_jsonl(tmp_path / "log.jsonl", samples, eos=None)
     assert path.read_text().splitlines()[0] == '["1.2", "a.b"]'
     assert load_cbm_jsonl(path) == samples
+    # by default each message ends with an end-of-message word, as in the reference logs
+    path = write_cbm_jsonl(tmp_path / "log.jsonl", samples)
+    assert path.read_text().splitlines()[0] == '["1.2.eos", "a.b"]'
+    assert load_cbm_jsonl(path) == [([*w, "eos"], c) for w, c in samples]
     path.write_text('{"message": "1.2", "phrase": "a"}\n')
     assert load_cbm_jsonl(path) == [(["1", "2"], ["a"])]
     path.write_text("not json\n")

@@ -88,3 +88,18 @@ def test_extended_shapes_run_end_to_end():
     data = make_dataset("shapes", n_per_combo=1, extended=True)
     res = decompose_then_compose(data, steps=5, eval_games=20, seed=0)
     assert 0 <= res["compose_zero_shot_game_acc"] <= 1 and np.isfinite(res["posdis"])
+
+
+def test_gs_word_layer_starts_as_the_reference_symbol_embedding(data):
+    """The GS Receiver embeds words as the reference GS game does (EGG's RelaxedEmbedding = nn.Embedding, N(0, 1));
+    `gs_word_init="linear"` (the earlier, weaker start) keeps nn.Linear's U(+-1/sqrt(vocab)); CB is untouched."""
+    import math
+
+    w = build_game(data, channel="gs", K=48, seed=0).receiver.W.weight.detach()  # (h, vocab)
+    assert abs(float(w.std()) - 1.0) < 0.05 and abs(float(w.mean())) < 0.05
+    lin = build_game(data, channel="gs", K=48, gs_word_init="linear", seed=0).receiver.W.weight.detach()
+    assert float(lin.abs().max()) <= 1 / math.sqrt(48) and float(lin.std()) < 0.1
+    cb = build_game(data, channel="cb", K=48, dim=16, seed=0).receiver.W.weight.detach()
+    assert float(cb.abs().max()) <= 1 / math.sqrt(16)
+    with pytest.raises(ValueError, match="gs_word_init"):
+        build_game(data, channel="gs", gs_word_init="xavier")

@@ -6,6 +6,7 @@ Standard library only at module level, so `--help` answers instantly.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -58,7 +59,13 @@ def _parser():
     ev.add_argument("--games", type=int, default=1000, help="evaluation games (default: %(default)s)")
     cb = sub.add_parser("cbm", help="Concept-Best-Matching score of a JSON-lines message log")
     cb.add_argument("file", type=Path, help='JSON lines ["w1.w2", "c1.c2"]')
-    cb.add_argument("--words-eos", action="store_true", help="strip each message's last word (reference default)")
+    cb.add_argument(
+        "--words-eos",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="drop each message's last word, its end-of-message word (default: on, as the reference CBM code; "
+        "--no-words-eos for logs without one)",
+    )
     return parser
 
 
@@ -106,6 +113,7 @@ def _train(args) -> int:
             "beta2": cfg.beta2,
             "init": cfg.init,
             "dead_after": cfg.dead_after,
+            "gs_word_init": cfg.gs_word_init,
             "step": args.step,
             "steps": steps,
             "batch": cfg.batch,
@@ -115,7 +123,8 @@ def _train(args) -> int:
             args.dataset, args.seed, cfg.noise, cfg.thing_per_combo, cfg.n_per_combo, cfg.image_size, cfg.shape_extended
         )
         compose = args.step == "compose"
-        agent = {k: settings[k] for k in ("hidden", "sender", "combine", "beta1", "beta2", "init", "dead_after")}
+        keys = ("hidden", "sender", "combine", "beta1", "beta2", "init", "dead_after", "gs_word_init")
+        agent = {k: settings[k] for k in keys}
         res = decompose_then_compose(
             data,
             channel=args.channel,
@@ -209,7 +218,10 @@ def _cbm(args) -> int:
 
     samples = load_cbm_jsonl(args.file)
     if args.words_eos and any(len(w) < 2 for w, _ in samples):
-        raise CliError("--words-eos needs at least two words per message (the last one is dropped)")
+        raise CliError(
+            "a message has fewer than two words, but --words-eos (the default) drops each message's last word as "
+            "its end-of-message word; give --no-words-eos for a log without end-of-message words"
+        )
     res = concept_best_match(samples, words_eos=args.words_eos)
     res["mapping"] = {str(k): str(v) for k, v in res["mapping"].items()}
     print(json.dumps(res, indent=1))

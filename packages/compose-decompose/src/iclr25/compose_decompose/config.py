@@ -43,7 +43,8 @@ class Config(Validated):
     """
 
     steps: PositiveInt = 1500  # Decompose steps (spec 6a)
-    compose_steps: NonNegativeInt = 0  # Compose fine-tuning steps on training combinations (0: zero-shot only)
+    # Compose fine-tuning steps on training combinations after the zero-shot evaluation (0: zero-shot only)
+    compose_steps: NonNegativeInt = 0
     batch: PositiveInt = 64  # games per step (spec 3.3)
     lr: PositiveFloat = 1e-3  # Adam (spec 3.3)
     K: PositiveInt = 12  # codebook size / GS vocabulary = #FVP (spec 3.3 default)
@@ -59,6 +60,8 @@ class Config(Validated):
     beta2: PositiveFloat = 0.25  # commitment loss weight (VQ-VAE's)
     init: Literal["kmeans", "uniform"] = "kmeans"  # codebook initialisation (spec 3.3)
     dead_after: NonNegativeInt = 200  # re-seed codes unused this many steps (spec 3.3)
+    # GS Receiver word layer: N(0, 1) as the reference GS game's symbol embedding (nn.Embedding), or nn.Linear's
+    gs_word_init: Literal["normal", "linear"] = "normal"
     sender: Literal["single", "slots"] = "single"
     combine: Literal["and", "sum", "gru"] = "and"
     channels: Annotated[tuple[str, ...], NonEmpty(), Each(OneOf(CHANNELS))] = ("cb", "gs")
@@ -82,8 +85,9 @@ class Config(Validated):
 PRESETS: dict[str, Config] = {
     # the claim gate: symbolic data only, seeds 0-2, CB and GS (about 60 s of CPU on 2 cores)
     "ci": Config(image_datasets=(), k_large=0),
-    # spec 6a: + the SHAPE images, K = 48 comparison, cheap ablations (about 3 min of CPU on 2 cores)
-    "quick": Config(ablations=("qt", "single_target", "no_decompose", "uniform_init")),
+    # spec 6a: + the SHAPE images, K = 48 comparison, cheap ablations, and Compose fine-tuning (750 steps: the full
+    # preset's 2:1 ratio of Decompose to Compose steps) after the zero-shot evaluation (about 4 min of CPU)
+    "quick": Config(compose_steps=750, ablations=("qt", "single_target", "no_decompose", "uniform_init")),
     # spec 6b on one GPU: 20k Decompose + 10k Compose steps, 5 seeds, every channel and ablation, 64 x 64 images;
     # `iclr25-compose-decompose reproduce --scale full --device cuda`, roughly 1.5-3 h (an estimate, not run)
     "full": Config(

@@ -307,10 +307,18 @@ def load_cbm_jsonl(path: str | Path) -> list[tuple[list[str], list[str]]]:
     return out
 
 
-def write_cbm_jsonl(path: str | Path, samples: Iterable[tuple[Sequence[object], Sequence[object]]]) -> Path:
-    """Write (words, concepts) samples as CBM JSON lines `["w1.w2", "c1.c2"]`."""
+EOS_WORD = "eos"  # the end-of-message word our message logs end with (the reference logs end with EGG's EOS, 0)
+
+
+def write_cbm_jsonl(
+    path: str | Path, samples: Iterable[tuple[Sequence[object], Sequence[object]]], eos: str | None = EOS_WORD
+) -> Path:
+    """Write (words, concepts) samples as CBM JSON lines `["w1.w2.eos", "c1.c2"]`. Each message ends with the word
+    `eos` (None: no end word), as in the reference CBM logs, whose scorer drops every message's last word by
+    default (`words_eos=True`)."""
     path = Path(path)
-    lines = [json.dumps([".".join(map(str, w)), ".".join(map(str, c))]) for w, c in samples]
+    end = [] if eos is None else [eos]
+    lines = [json.dumps([".".join(map(str, [*w, *end])), ".".join(map(str, c))]) for w, c in samples]
     path.write_text("\n".join(lines) + "\n")
     return path
 

@@ -49,9 +49,18 @@ def build_game(
     dead_after: int = 200,
     qt_levels: int = 2,
     tau: float = 1.0,
+    gs_word_init: str = "normal",
     seed: int = 0,
 ) -> MultiTargetGame:
-    """Sender + channel + Receiver for `data`; every channel gets the same encoders and Sender (spec 4)."""
+    """Sender + channel + Receiver for `data`; every channel gets the same encoders and Sender (spec 4).
+
+    GS words reach the Receiver as one-hots through its word layer W (vocab -> h). `gs_word_init="normal"` draws
+    W's vocab rows from N(0, 1), as the reference GS game embeds its symbols (EGG `SymbolReceiverWrapper`:
+    `RelaxedEmbedding`, an `nn.Embedding`); `"linear"` keeps `nn.Linear`'s U(+-1/sqrt(vocab)) (about 0.17 std
+    for vocab 12, the weaker start of earlier versions).
+    """
+    if gs_word_init not in ("normal", "linear"):
+        raise ValueError(f"gs_word_init must be 'normal' or 'linear', got {gs_word_init!r}")
     torch.manual_seed(seed)
     m = data.space.n_attributes
     snd = Sender(make_encoder(data.input_shape, hidden), dim, kind=sender, slots=m)
@@ -64,6 +73,10 @@ def build_game(
     else:
         raise ValueError(f"channel must be one of {', '.join(CHANNELS)}, got {channel!r}")
     rcv = Receiver(make_encoder(data.input_shape, hidden), ch.msg_dim, combine=combine)
+    if channel == "gs" and gs_word_init == "normal" and rcv.gru is None:
+        # the reference GS game's symbol embedding: nn.Embedding's N(0, 1) (the `gru` Receiver reads the one-hots
+        # through its GRU input weights, which keep the GRU's own init)
+        torch.nn.init.normal_(rcv.W.weight, 0.0, 1.0)
     return MultiTargetGame(snd, ch, rcv)
 
 
