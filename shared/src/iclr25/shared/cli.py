@@ -321,6 +321,11 @@ def check_verb_flags(args: argparse.Namespace, slug: str, command: str, label: s
     resume = getattr(args, "resume", None) == "auto"
     if resume and args.out is None:
         raise CliError("--resume auto continues the run in --out: name that folder")
+    resume_file = getattr(args, "resume", None)
+    if resume_file is not None and resume_file != "auto":  # a foreign or unsafe file is refused before any work
+        from iclr25.shared.fabric import check_checkpoint
+
+        check_checkpoint(resume_file)
     out = args.out or default_run_dir(slug, command, label)
     check_run_folder(out, getattr(args, "overwrite", False), resume)
     set_quiet(getattr(args, "quiet", False))
@@ -467,8 +472,14 @@ def _cmd_reproduce(papers: dict[str, Paper], args: argparse.Namespace) -> int:
         raise CliError("give one paper slug or --all")
     if args.jobs < 1:
         raise CliError(f"--jobs must be >= 1, got {args.jobs}")
+    if not 0 <= args.seed < 2**32:
+        raise CliError(f"--seed must be an integer in [0, 2**32), got {args.seed}")
     set_quiet(args.quiet)
     chosen = list(papers.values()) if args.all else [_find(papers, args.slug)]
+    if not args.all and chosen and args.scale not in chosen[0].scales:
+        raise CliError(
+            f"{chosen[0].slug} has no scale {args.scale!r}: scale must be one of {', '.join(chosen[0].scales)}"
+        )
     if not chosen:
         print("No iclr25 paper packages are installed, so there is nothing to reproduce.")
         print(claims_table([], paper_column=True))

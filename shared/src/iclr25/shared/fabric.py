@@ -17,7 +17,6 @@ written atomically by rank 0 and the last `keep` are kept. torch and lightning a
 
 from __future__ import annotations
 
-import os
 import random
 import re
 from dataclasses import dataclass
@@ -167,6 +166,17 @@ def _state_dicts(state: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+CHECKPOINT_KEYS = ("state", "rng")
+
+
+def check_checkpoint(path: str | Path) -> None:
+    """Refuse, before any work, a `--resume` file that is not a training checkpoint of this project (missing,
+    foreign, corrupt, or holding anything but tensors and plain data)."""
+    from iclr25.shared.safeload import load_checkpoint
+
+    load_checkpoint(path, required_keys=CHECKPOINT_KEYS, what="training checkpoint of this project")
+
+
 class Checkpointer:
     """Saves a loop's state every `every` steps into `folder` (atomically, rank 0 only, the last `keep` kept) and
     restores the newest or a given one."""
@@ -185,17 +195,13 @@ class Checkpointer:
 
     def save(self, state: dict[str, Any], fabric: Any = None) -> Path:
         """Write `state` (its modules/optimizers as state dicts, plus the RNG states) as `step-<step>.ckpt`."""
-        import torch
+        from iclr25.shared.files import remove_own_file, save_torch
 
         path = self.folder / f"step-{int(state['step'])}.ckpt"
         if fabric is None or fabric.global_rank == 0:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            payload = {"state": _state_dicts(state), "rng": rng_state()}
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            torch.save(payload, tmp)
-            os.replace(tmp, path)
+            save_torch(path, {"state": _state_dicts(state), "rng": rng_state()}, overwrite=True)
             for old in self.checkpoints()[: -self.keep]:
-                old.unlink(missing_ok=True)
+                remove_own_file(old)
         if fabric is not None:
             fabric.barrier()
         return path
@@ -220,7 +226,7 @@ class Checkpointer:
             path = saved[-1]
         else:
             path = Path(resume)
-        payload = load_checkpoint(path, required_keys=("state", "rng"), what="training checkpoint of this project")
+        payload = load_checkpoint(path, required_keys=CHECKPOINT_KEYS, what="training checkpoint of this project")
         saved_state = payload["state"]
         missing = [k for k in state if k not in saved_state]
         if missing:

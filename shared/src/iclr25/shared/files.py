@@ -212,6 +212,23 @@ def append_to_log(path: str | Path, text: str, is_log: Callable[[str], bool] | N
     return path
 
 
+def remove_own_file(path: str | Path) -> None:
+    """Delete a file the project wrote (an old checkpoint): inside a held run folder and not a user's file there, or
+    elsewhere only while the ledger says the project wrote it unchanged. Anything else is refused."""
+    path = Path(path)
+    if not path.exists():
+        return
+    held = _holder(path)
+    ours = (
+        not held[0].is_foreign(held[1])
+        if held is not None
+        else path.is_file() and not path.is_symlink() and _ledger(path.parent).get(path.name) == _sha256(path)
+    )
+    if not ours or path.is_dir():
+        raise UnsafeWriteError(f"{path} was not written by this project's run; it is not deleted")
+    path.unlink()
+
+
 def claim_path(path: str | Path, *, overwrite: bool = False) -> Path:
     """Check `path` for a writer this module cannot wrap (a database environment a library creates, a third-party
     file format writer) and return it; the caller then creates it. Outside run folders it must not exist."""
