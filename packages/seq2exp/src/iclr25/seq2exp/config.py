@@ -147,10 +147,24 @@ class Config(Validated):
     gate_soft_vs_signal: PositiveFloat = 1.05
     gate_auprc_gain: ClosedProbability = 0.1
     learned_gates: Flag = False  # the provisional learned-model claims are gated only when True
-    # full scale (spec §6b)
-    data_root: Text = ""  # GeneExp layout; empty: the planted generator
+    # full scale (spec §6b): the GeneExp files (HF dataset xingyusu/GeneExp). An empty path means the official name
+    # under data_root; data_root and every path empty: the planted generator
+    data_root: Text = ""
+    fasta: Text = ""  # hg38/hg38.ml.fa (+ .fai)
+    chr_length: Text = ""  # chr_length.json
+    expression_csv: Text = ""  # promo_enhan_inter/GM12878_K562_18377_gene_expr_fromXpresso.csv
+    split_csv: Text = ""  # promo_enhan_inter/leave_chrom_out_crossvalidation_split_18377genes.csv
+    gene_list: Text = ""  # promo_enhan_inter/ABC/<cell>/GeneList.txt
+    h3k27ac: Text = ""  # bigWig or bedGraph; default: the first one in promo_enhan_inter/H3K27ac/<cell>/
+    dnase: Text = ""  # bigWig or bedGraph; default: the first one in promo_enhan_inter/DNase-seq/<cell>/
+    hic_dir: Text = ""  # folder of hic_feat_<chr>.h5; default promo_enhan_inter/HiC/<cell>/
+    blacklist: Text = ""  # optional: hg38_blacklist_dict_v1.pkl
+    peaks: Text = ""  # optional MACS3 peak bigWig (else the MACS-style caller on each DNase window)
     cell_type: Annotated[str, OneOf(("K562", "GM12878"))] = "K562"
     fold: PositiveInt = 11
+    max_genes: NonNegativeInt = 0  # GeneExp genes per split (first ones; 0: all)
+    n_rna: NonNegativeInt = 0  # mRNA features + promoter activity given to the head (GeneExp: 9; planted: 0)
+    official_schedule: Flag = False  # AdamW (0.9, 0.95), wd 1e-6, warmup + cosine, grad clip 1 (official)
     threads: NonNegativeInt = 0  # torch threads (0: leave the default)
     workers: PositiveInt = 1  # processes training the models of a seed in parallel (CPU)
 
@@ -158,6 +172,18 @@ class Config(Validated):
         super().__post_init__()
         if self.center_len >= self.length // 2:
             raise ValueError(f"center_len must be < length/2 = {self.length // 2}, got {self.center_len}")
+
+    @property
+    def real_data(self) -> bool:
+        """True when GeneExp files are given (data_root or any file path): the full reproduction."""
+        return any(getattr(self, k) for k in ("data_root", *GENEEXP_FILES))
+
+
+# the GeneExp file fields of Config (an empty one: the official name under data_root)
+GENEEXP_FILES = (
+    "fasta", "chr_length", "expression_csv", "split_csv", "gene_list", "h3k27ac", "dnase", "hic_dir", "blacklist",
+    "peaks",
+)  # fmt: skip
 
 
 PRESETS: dict[str, Config] = {
@@ -181,6 +207,8 @@ PRESETS: dict[str, Config] = {
         epochs=22,  # ~50k steps of batch 8 over ~12.8k training genes
         batch_size=8,
         lr=5e-4,
+        official_schedule=True,
+        n_rna=9,
         models=("seq", "seq-signal", "macs-mask", "seq2exp-soft", "seq2exp-hard", "seq2exp-retrain"),
     ),
 }

@@ -486,49 +486,111 @@ RNA_FEATURES = (
 )
 
 
+TRACK_SUFFIXES = (".bigwig", ".bw", ".bedgraph", ".bdg")
+
+
 @dataclass
 class GeneExpPaths:
-    """Files of the GeneExp layout under data_root (official names, spec §6c)."""
+    """Files of the GeneExp layout under data_root (official names, spec §6c); `files` overrides any of them by its
+    `Config` field name (fasta, chr_length, expression_csv, split_csv, gene_list, h3k27ac, dnase, hic_dir,
+    blacklist, peaks)."""
 
     root: Path
     cell: str
+    files: dict[str, str] | None = None
+
+    def _given(self, key: str) -> Path | None:
+        value = (self.files or {}).get(key)
+        return Path(value) if value else None
 
     @property
     def fasta(self) -> Path:
         """hg38 FASTA."""
-        return self.root / "hg38" / "hg38.ml.fa"
+        return self._given("fasta") or self.root / "hg38" / "hg38.ml.fa"
 
     @property
     def chr_length(self) -> Path:
         """chr_length.json."""
-        return self.root / "chr_length.json"
+        return self._given("chr_length") or self.root / "chr_length.json"
 
     @property
     def expression(self) -> Path:
         """Expression + mRNA features CSV."""
-        return self.root / "promo_enhan_inter" / "GM12878_K562_18377_gene_expr_fromXpresso.csv"
+        return self._given("expression_csv") or (
+            self.root / "promo_enhan_inter" / "GM12878_K562_18377_gene_expr_fromXpresso.csv"
+        )
 
     @property
     def split(self) -> Path:
         """Leave-chromosome-out fold CSV."""
-        return self.root / "promo_enhan_inter" / "leave_chrom_out_crossvalidation_split_18377genes.csv"
+        return self._given("split_csv") or (
+            self.root / "promo_enhan_inter" / "leave_chrom_out_crossvalidation_split_18377genes.csv"
+        )
 
     @property
     def genes(self) -> Path:
         """ABC GeneList.txt of the cell type."""
-        return self.root / "promo_enhan_inter" / "ABC" / self.cell / "GeneList.txt"
+        return self._given("gene_list") or self.root / "promo_enhan_inter" / "ABC" / self.cell / "GeneList.txt"
+
+    def track_folder(self, assay: str) -> Path:
+        """`promo_enhan_inter/<assay>/<cell>/`."""
+        return self.root / "promo_enhan_inter" / assay / self.cell
 
     def track(self, assay: str) -> Path:
-        """The first bigWig / bedGraph file of `<assay>/<cell>/`."""
-        folder = self.root / "promo_enhan_inter" / assay / self.cell
-        files = sorted(p for p in folder.glob("*") if p.suffix.lower() in (".bigwig", ".bw", ".bedgraph", ".bdg"))
+        """The given track, or the first bigWig / bedGraph file of `<assay>/<cell>/`."""
+        given = self._given({"H3K27ac": "h3k27ac", "DNase-seq": "dnase"}.get(assay, assay))
+        if given is not None:
+            return given
+        folder = self.track_folder(assay)
+        files = sorted(p for p in folder.glob("*") if p.suffix.lower() in TRACK_SUFFIXES)
         if not files:
             raise FileNotFoundError(2, "no bigWig/bedGraph file", str(folder))
         return files[0]
 
+    @property
+    def hic_dir(self) -> Path:
+        """Folder of the per-chromosome Hi-C files."""
+        return self._given("hic_dir") or self.root / "promo_enhan_inter" / "HiC" / self.cell
+
     def hic(self, chrom: str) -> Path:
         """Hi-C contacts with the TSS, one h5 file per chromosome."""
-        return self.root / "promo_enhan_inter" / "HiC" / self.cell / f"hic_feat_{chrom}.h5"
+        return self.hic_dir / f"hic_feat_{chrom}.h5"
+
+    @property
+    def blacklist(self) -> Path:
+        """Per-base blacklist dict (optional)."""
+        return self._given("blacklist") or self.root / "hg38_blacklist_dict_v1.pkl"
+
+    @property
+    def peaks(self) -> Path:
+        """MACS3 peaks of the DNase track as a bigWig (optional)."""
+        return self._given("peaks") or (
+            self.root / "promo_enhan_inter" / "DNase-seq" / self.cell / "peaks" / "peaks_bigWig" / "macs3.bigWig"
+        )
+
+    def missing(self) -> list[str]:
+        """What the full reproduction needs and cannot find: '<field> (<what>) at <path>' per item."""
+        out = []
+        for field, what, path in (
+            ("fasta", "hg38 FASTA", self.fasta),
+            ("chr_length", "chromosome lengths JSON", self.chr_length),
+            ("expression_csv", "expression + mRNA features CSV", self.expression),
+            ("split_csv", "leave-chromosome-out fold CSV", self.split),
+            ("gene_list", f"ABC GeneList.txt of {self.cell}", self.genes),
+        ):
+            if not path.is_file():
+                out.append(f"{field} ({what}) at {path}")
+        for field, assay in (("h3k27ac", "H3K27ac"), ("dnase", "DNase-seq")):
+            try:
+                track = self.track(assay)
+            except FileNotFoundError:
+                out.append(f"{field} ({assay} bigWig/bedGraph of {self.cell}) in {self.track_folder(assay)}")
+                continue
+            if not track.is_file():
+                out.append(f"{field} ({assay} bigWig/bedGraph) at {track}")
+        if not self.hic_dir.is_dir():
+            out.append(f"hic_dir (folder of hic_feat_<chr>.h5) at {self.hic_dir}")
+        return out
 
 
 class GeneWindowDataset:
@@ -542,10 +604,11 @@ class GeneWindowDataset:
         fold: int = 11,
         seq_range: int = 200_000,
         split: str = "train",
+        files: dict[str, str] | None = None,
     ) -> None:
         if split not in SPLITS:
             raise ValueError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
-        self.paths = p = GeneExpPaths(Path(data_root), cell_type)
+        self.paths = p = GeneExpPaths(Path(data_root), cell_type, files)
         self.cell, self.length = cell_type, seq_range
         self.fasta = Fasta(p.fasta)
         self.chrom_len: dict[str, int] = json.loads(p.chr_length.read_text())["hg38"]
@@ -555,19 +618,18 @@ class GeneWindowDataset:
         self.ids = [e for e in ids if e in self.expr and e in self.genes]
         self.h3k27ac, self.dnase = p.track("H3K27ac"), p.track("DNase-seq")
         root = p.root
-        self.blacklist = (
-            read_bool_dict(root / "hg38_blacklist_dict_v1.pkl")
-            if (root / "hg38_blacklist_dict_v1.pkl").is_file()
-            else {}
-        )
+        self.blacklist = read_bool_dict(p.blacklist) if p.blacklist.is_file() else {}
         self.includelist = (
             read_bool_dict(root / "hg38_includelist_dict.pkl") if (root / "hg38_includelist_dict.pkl").is_file() else {}
         )
-        peaks = root / "promo_enhan_inter" / "DNase-seq" / cell_type / "peaks" / "peaks_bigWig" / "macs3.bigWig"
-        self.peaks = peaks if peaks.is_file() else None
+        self.peaks = p.peaks if p.peaks.is_file() else None
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def target(self, i: int) -> float:
+        """y = log10(CAGE + 1) of gene i, without reading its window."""
+        return math.log10(float(self.expr[self.ids[i]].get(f"{self.cell}_CAGE_128*3_sum", "nan")) + 1.0)
 
     def _bools(self, table: dict[str, np.ndarray], chrom: str, tss: int) -> np.ndarray:
         out = np.zeros(self.length, dtype=bool)

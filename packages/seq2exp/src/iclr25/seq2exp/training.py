@@ -78,6 +78,43 @@ class Arrays:
             yield batch
 
 
+class WindowArrays:
+    """The `Arrays` interface over GeneExp windows (`GeneWindowDataset`), read batch by batch: a 200 kb window per
+    gene does not fit in memory for a whole split. `mask_fn(batch)` gives the fixed mask of a masked predictor."""
+
+    def __init__(
+        self,
+        dataset: Any,
+        max_genes: int = 0,
+        mask_fn: Callable[[dict[str, torch.Tensor]], torch.Tensor] | None = None,
+    ) -> None:
+        self.dataset, self.mask_fn = dataset, mask_fn
+        self.n = len(dataset) if not max_genes else min(max_genes, len(dataset))
+        self.y = torch.tensor([dataset.target(i) for i in range(self.n)], dtype=torch.float32)
+        self.mask = None
+
+    def __len__(self) -> int:
+        return self.n
+
+    def batches(self, batch_size: int, perm: torch.Tensor | None = None) -> Iterable[dict[str, torch.Tensor]]:
+        """Mini-batches as dicts (in `perm` order when given), windows read from the files."""
+        order = perm if perm is not None else torch.arange(self.n)
+        for i in range(0, self.n, batch_size):
+            items = [self.dataset[int(k)] for k in order[i : i + batch_size]]
+            batch = {
+                "seq": torch.from_numpy(np.stack([it["seq"] for it in items])),
+                "signals": torch.from_numpy(np.stack([it["signals"] for it in items]).astype(np.float32)),
+                "rna_feat": torch.from_numpy(np.stack([it["rna_feat"] for it in items]).astype(np.float32)),
+                "y": torch.tensor([float(it["y"]) for it in items], dtype=torch.float32),
+                "blacklist": torch.from_numpy(np.stack([it["blacklist"] for it in items])),
+                "peak_mask": torch.from_numpy(np.stack([it["peak_mask"] for it in items])),
+            }
+            if self.mask_fn is not None:
+                batch["mask"] = self.mask_fn(batch)
+            batch.pop("peak_mask")
+            yield batch
+
+
 def _forward(model: nn.Module, batch: dict[str, torch.Tensor], device: str) -> tuple[torch.Tensor, dict]:
     kwargs = {k: v.to(device) for k, v in batch.items() if k != "y"}
     if not isinstance(model, MaskedPredictor):
@@ -95,27 +132,39 @@ def cosine_lr(step: int, total: int, lr: float, warmup: int = 0, lr_init: float 
 
 @torch.no_grad()
 def predict(
-    model: nn.Module, data: Arrays, batch_size: int = 64, device: str = "cpu", keep_mask: bool = False
+    model: nn.Module,
+    data: Arrays | WindowArrays,
+    batch_size: int = 64,
+    device: str = "cpu",
+    keep_mask: bool = False,
+    ratio_outside: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
-    """Eval-mode predictions y_hat, and for Seq2Exp E[m] (before forcing) and the mask used."""
+    """Eval-mode predictions y_hat, and for Seq2Exp E[m] (before forcing) and the mask used (`keep_mask`), or only
+    the fraction of mask > 0.5 over the positions `ratio_outside` marks False ("mask_ratio", no masks kept)."""
     model.eval()
     ys, means, masks = [], [], []
+    kept, total = 0, 0
     for batch in data.batches(batch_size):
         y_hat, aux = _forward(model, batch, device)
         ys.append(y_hat.float().cpu().numpy())
         if keep_mask and "mean" in aux:
             means.append(aux["mean"].float().cpu().numpy())
             masks.append(aux["mask"].float().cpu().numpy())
+        if ratio_outside is not None and "mean" in aux:
+            inside = aux["mask"][:, torch.from_numpy(~ratio_outside).to(aux["mask"].device)]
+            kept, total = kept + int((inside > 0.5).sum()), total + inside.numel()
     out = {"y_hat": np.concatenate(ys)}
     if means:
         out["mean"], out["mask"] = np.concatenate(means), np.concatenate(masks)
+    if total:
+        out["mask_ratio"] = np.float64(kept / total)
     return out
 
 
 def fit(
     model: nn.Module,
-    train: Arrays,
-    valid: Arrays,
+    train: Arrays | WindowArrays,
+    valid: Arrays | WindowArrays,
     *,
     epochs: int = 15,
     batch_size: int = 32,
@@ -186,7 +235,12 @@ def promoter_exclusion(length: int, center_len: int) -> np.ndarray:
 def model_config(cfg: Config, name: str) -> Seq2ExpConfig:
     """The Seq2ExpConfig a reproduction model uses (quick: cnn backbone, c = 1; hard: the official hard setting)."""
     common = dict(
-        d=cfg.d, backbone=cfg.backbone, n_layers=cfg.n_layers, n_rna=0, center_len=cfg.center_len, max_len=cfg.length
+        d=cfg.d,
+        backbone=cfg.backbone,
+        n_layers=cfg.n_layers,
+        n_rna=cfg.n_rna,
+        center_len=cfg.center_len,
+        max_len=cfg.length,
     )
     if name == "seq2exp-hard":
         return Seq2ExpConfig.hard(
