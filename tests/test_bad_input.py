@@ -78,6 +78,15 @@ def _config_cases(slug: str) -> list[tuple[list[str], str]]:
     hints = typing.get_type_hints(type(quick)) if quick is not None else {}
     fields = dataclasses.fields(quick) if quick is not None else ()
     cases = [(["reproduce", f"{f.name}=nan"], f.name) for f in fields if hints[f.name] is float]
+    integers = [f.name for f in fields if typing.get_origin(hints[f.name]) is None and hints[f.name] is int]
+    integers += [
+        f.name
+        for f in fields
+        if int in typing.get_args(hints[f.name]) and typing.get_origin(hints[f.name]) is not tuple
+    ]
+    if integers:  # an integer written as 1e400 overflows a float: a user error, on the command line and in YAML
+        cases += [(["reproduce", f"{integers[0]}=1e400"], integers[0])]
+        cases += [(["reproduce", "--config", f"huge-{integers[0]}.yaml"], integers[0])]
     return [
         *cases,
         (["reproduce", "--scale", "huge"], "invalid choice"),
@@ -99,8 +108,14 @@ CASES = [
 ]
 
 
-def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
+def _snapshot(folder: Path) -> dict[str, str]:
+    """Every path under `folder` with the SHA-256 of its bytes (folders: "dir")."""
+    import hashlib
+
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+        for p in folder.rglob("*")
+    }
 
 
 @pytest.fixture
@@ -111,6 +126,10 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "ragged.csv").write_text("t,y\n1,2\n3\n4,5,6\n")
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "thesis.tex").write_text("years of work")
+    for slug in PAPERS:  # `--config` files that give an integer key the overflowing value 1e400
+        for argv, needle in _config_cases(slug):
+            if argv[1:2] == ["--config"] and argv[2].startswith("huge-"):
+                (tmp_path / argv[2]).write_text(f"{needle}: 1e400\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ICLR25_QUIET", "1")
     return tmp_path
@@ -210,6 +229,7 @@ def test_bad_values_are_refused_before_torch_loads(slug: str, workspace: Path) -
         if param.values[0] == slug
         for argv in [param.values[1]]
         if not {"afile", "afile/run", "ragged.csv", "mine", "--device", "--config"} & set(argv)
+        and not any(a.endswith((".csv", ".npy", ".npz", ".pt", ".lmdb", ".bw")) for a in argv)
     ]
     code = (
         f"import json, sys; from {PAPERS[slug].module}.cli import main\n"
@@ -220,3 +240,30 @@ def test_bad_values_are_refused_before_torch_loads(slug: str, workspace: Path) -
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     codes, torch_loaded = json.loads(result.stdout.splitlines()[-1])
     assert codes == [2] * len(light) and not torch_loaded, (codes, torch_loaded)
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["reproduce", "PAPER", "--seed", "-1"], "--seed"),
+        (["reproduce", "PAPER", "--scale", "gigantic"], "gigantic"),
+        (["compare", "listed", "listed"], "JSON object"),
+        (["compare", "afile", "afile"], "afile"),
+    ],
+)
+def test_the_umbrella_refuses_bad_input_with_one_line(
+    argv: list[str], needle: str, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from iclr25.shared import cli
+
+    (workspace / "listed").mkdir()
+    (workspace / "listed" / "results.json").write_text("[1, 2]\n")
+    before = _snapshot(workspace)
+    argv = [sorted(PAPERS)[0] if a == "PAPER" else a for a in argv]
+    try:
+        code = cli.main(argv)
+    except SystemExit as e:
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and needle in err and "Traceback" not in err, (code, err)
+    assert _snapshot(workspace) == before

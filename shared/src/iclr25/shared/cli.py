@@ -196,6 +196,10 @@ def _coerce(name: str, value: Any, annotation: Any) -> Any:
             return str(value)
         if annotation is Path:
             return Path(value)
+    except OverflowError:  # an integer written as 1e400 (infinite as a float)
+        raise CliError(
+            f"{name} expects a finite {getattr(annotation, '__name__', annotation)}, got {value!r}"
+        ) from None
     except (TypeError, ValueError):
         raise CliError(f"{name} expects {getattr(annotation, '__name__', annotation)}, got {value!r}") from None
     return value

@@ -134,7 +134,11 @@ class Report:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Report:
-        """Inverse of `to_dict`; rejects documents of another schema version."""
+        """Inverse of `to_dict`; rejects documents of another schema version or shape."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a results document is a JSON object, not {type(data).__name__}")
+        if not isinstance(data.get("claims", []), list) or not all(isinstance(c, dict) for c in data.get("claims", [])):
+            raise ValueError("its claims must be a list of objects")
         version = data.get("schema_version")
         if version != SCHEMA_VERSION:
             raise ValueError(f"results schema version {version!r} is not supported (expected {SCHEMA_VERSION})")

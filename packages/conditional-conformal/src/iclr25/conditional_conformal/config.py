@@ -20,6 +20,7 @@ from iclr25.shared.validate import (
     Each,
     Flag,
     IsText,
+    NonEmpty,
     OneOf,
     OpenProbability,
     Positive,
@@ -37,7 +38,7 @@ MULTI_DATASETS = ("rf1", "rf2", "scm1d", "scm20d", "sgemm")
 class Config(Validated):
     """One reproduction: which parts run and their sizes (defaults = the `quick` preset, spec §6a and §9)."""
 
-    parts: Annotated[tuple[str, ...], Each(OneOf(PARTS))] = (
+    parts: Annotated[tuple[str, ...], NonEmpty(), Each(OneOf(PARTS))] = (
         "validity",
         "synthetic",
         "qhat",

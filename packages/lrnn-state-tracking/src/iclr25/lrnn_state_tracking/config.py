@@ -98,6 +98,10 @@ class Config(Validated):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.grid_tasks and not self.grid_models:
+            raise ValueError(
+                f"grid_tasks {list(self.grid_tasks)} need at least one of grid_models: {', '.join(GRID_MODELS)}"
+            )
         if {"deltanet", "transformer"} & set(self.grid_models) and self.grid_d_model % self.grid_heads:
             raise ValueError(f"grid_d_model ({self.grid_d_model}) must be divisible by grid_heads ({self.grid_heads})")
         if not 1 <= self.eval_min_len <= self.eval_max_len <= MAX_LEN:

@@ -10,6 +10,7 @@ from iclr25.shared.validate import (
     Each,
     Finite,
     Flag,
+    NonEmpty,
     NonNegativeFloat,
     NonNegativeInt,
     OneOf,
@@ -76,7 +77,7 @@ class Config(Validated):
     correctness_iters: PositiveInt = 1000
     correctness_height: PositiveInt = 8
     correctness_R0: PositiveFloat = 0.1
-    correctness_objectives: Annotated[tuple[str, ...], Each(OneOf(OBJECTIVES))] = ("tb", "db", "subtb")
+    correctness_objectives: Annotated[tuple[str, ...], NonEmpty(), Each(OneOf(OBJECTIVES))] = ("tb", "db", "subtb")
     correctness_sagfn: Flag = True
     # decoupling test: SA-GFN whose Sibling chases a frozen novelty bonus (c * e / running mean, RND never stepped),
     # and the coupled ablation (the Behavior keeps the Sibling's reward); same grid and iterations as correctness
