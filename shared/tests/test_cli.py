@@ -136,7 +136,7 @@ def test_umbrella_list_info_and_forwarding(fake_paper: Paper, capsys: pytest.Cap
     assert "fake  A Fake Paper" in capsys.readouterr().out
     assert cli.main(["info", "fake"]) == 0
     out = capsys.readouterr().out
-    assert "pip install iclr25-fake" in out and "import iclr25.fake" in out
+    assert "uv pip install ./shared ./packages/fake" in out and "import iclr25.fake" in out
     assert cli.main(["fake", "train", "--x"]) == 0
     assert "fake cli ['train', '--x']" in capsys.readouterr().out
     assert cli.main(["info", "other"]) == 2

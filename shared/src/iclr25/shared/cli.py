@@ -415,7 +415,10 @@ def _find(papers: dict[str, Paper], slug: str) -> Paper:
 
 def _cmd_list(papers: dict[str, Paper]) -> int:
     if not papers:
-        print("No iclr25 paper packages are installed. Install one, e.g. `pip install iclr25-eci-conformal`.")
+        print(
+            "No iclr25 paper packages are installed. From a clone, install one: "
+            "`uv pip install ./shared ./packages/eci-conformal`."
+        )
         return 0
     width = max(len(s) for s in papers)
     for slug, paper in papers.items():
@@ -429,7 +432,9 @@ def _cmd_info(paper: Paper) -> int:
     print(f"  venue:         {paper.venue}")
     print(f"  arXiv:         {paper.arxiv}")
     print(f"  official code: {paper.code or 'none public'}")
-    print(f"  install:       pip install {paper.distribution}")
+    print(
+        f"  install:       uv pip install ./shared ./packages/{paper.slug}   (from a clone; not on a package index yet)"
+    )
     print(f"  import:        import {paper.module}")
     print(f"  command:       iclr25-{paper.slug} --help   (or: iclr25 {paper.slug} --help)")
     print(f"  scales:        {', '.join(paper.scales)}")
