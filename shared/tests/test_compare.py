@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from iclr25.shared import cli
-from iclr25.shared.compare import DRIFTED, FAILS, IDENTICAL, MISSING, NEW, TIMING, WITHIN, compare
+from iclr25.shared.compare import DRIFTED, FAILS, IDENTICAL, MISSING, NEW, NOISE, TIMING, WITHIN, compare
 from iclr25.shared.results import Claim, Report
 
 
@@ -136,3 +136,22 @@ def test_no_baseline_needs_the_flag(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert cli.main(["compare", str(run), str(run), "--tolerance", "coverage"]) == 2
     (tmp_path / "h.jsonl").write_text("{}\nnot json\n")
     assert cli.main(["history", str(tmp_path / "h.jsonl"), "--paper", "demo", "--out", str(tmp_path / "x.png")]) == 2
+
+
+def test_float_noise_is_counted_apart_from_change() -> None:
+    """Last-digit differences (another machine's kernels) are float noise, summarised in one line; a change just
+    beyond a relative 1e-9 is drift; timings are listed apart and never drift."""
+    noisy = _report(coverage=0.9 * (1 + 3e-16), widths=[1.0, 2.0 + 4e-16, 3.0], near_zero=1e-13)
+    result = compare(noisy, _report(near_zero=0.0))
+    assert _status(result, "coverage") == NOISE and _status(result, "widths") == NOISE
+    assert _status(result, "near_zero") == NOISE and not result.failed
+    text = result.to_markdown()
+    assert "3 values within float noise" in text and "Changed claims" not in text and "Changed metrics" not in text
+    assert text.index("**Timings** (never drift)") > 0 and "| runtime_s |" in text
+
+    moved = compare(_report(coverage=0.9 * (1 + 1e-8), ratio=1.2, widths=[1.0, 2.0, 3.3]), _report())
+    assert _status(moved, "coverage") == DRIFTED and _status(moved, "widths") == DRIFTED
+    text = moved.to_markdown()
+    assert text.index("**Changed claims**") < text.index("**Changed metrics**") < text.index("**Timings**")
+    assert "relative" in next(r.difference for r in moved.rows if r.name == "ratio")
+    assert "| ratio | 1.05 | 1.2 | +0.15 (+0.125 relative) | drifted |" in text

@@ -1,9 +1,12 @@
 """Compare a run's results with a baseline (by default the package's committed results) and keep a history.
 
-Every claim and metric is classified as identical, within tolerance, drifted, or (a gated claim) failing. Claim
-values are exact by default (deterministic CPU runs reproduce to the last digit); a claim may state its own
-`tolerance`, and `--tolerance name=value` overrides it. Timing figures (throughput, runtime, anything per second)
-are compared as ratios with a wide band and never fail a comparison on their own.
+Every claim and metric is classified as identical, float noise, within tolerance, drifted, or (a gated claim)
+failing. Numbers that differ by at most a relative 1e-9 (absolute 1e-12 near zero) are float noise: another
+machine's kernels round the last digits differently, which is not a change of the code or its results. Beyond
+that a claim may state its own `tolerance` (measured from a spread of seeds or thread counts), and
+`--tolerance name=value` overrides it for a claim or metric. Timing figures (throughput, runtime, anything per
+second) are compared as ratios, listed apart, and never called drift. The table leads with changed claims, then
+changed metrics, each with its relative change; identical values and float noise are counted in one line.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from typing import Any
 from iclr25.shared.files import append_to_log
 from iclr25.shared.results import Report, _flatten, _fmt
 
-IDENTICAL, WITHIN, DRIFTED, FAILS, MISSING, NEW, TIMING = (
+IDENTICAL, NOISE, WITHIN, DRIFTED, FAILS, MISSING, NEW, TIMING = (
     "identical",
+    "float noise",
     "within tolerance",
     "drifted",
     "gated claim fails",
@@ -27,6 +31,7 @@ IDENTICAL, WITHIN, DRIFTED, FAILS, MISSING, NEW, TIMING = (
     "timing",
 )
 FAILING = (DRIFTED, FAILS, MISSING)
+FLOAT_NOISE = (1e-9, 1e-12)  # relative, and absolute near zero: the last digits of another machine's kernels
 TIMING_BAND = (0.5, 2.0)  # new/old ratios outside it are flagged (slower/faster), never failed
 TIMING_WORDS = ("per_s", "seconds", "runtime", "wall", "_time", "time_s", "cpu_s", "_ms")
 
@@ -70,21 +75,41 @@ class Comparison:
         }
 
     def to_markdown(self) -> str:
-        """The table for people (and a CI job summary)."""
+        """The tables for people (and a CI job summary): changed claims, changed metrics, then timings apart;
+        identical values and float noise counted in one line."""
         verdict = "no drift" if not self.failed else f"{len(self.failed)} value(s) drifted or fail"
+        quiet = [r for r in self.rows if r.kind != "timing" and r.status in (IDENTICAL, NOISE)]
+        noise = sum(r.status == NOISE for r in quiet)
         lines = [
             f"### {self.paper} ({self.scale}): {verdict}",
             "",
             f"Run `{self.run}` against `{self.baseline}`.",
             "",
-            "| kind | name | baseline | new | difference | status |",
-            "|---|---|---|---|---|---|",
+            f"{len(quiet) - noise} values identical, {noise} values within float noise (relative {FLOAT_NOISE[0]:g}).",
+            "",
         ]
-        order = {s: i for i, s in enumerate((FAILS, DRIFTED, MISSING, NEW, TIMING, WITHIN, IDENTICAL))}
-        for r in sorted(self.rows, key=lambda r: (order.get(r.status, 9), r.kind, r.name)):
-            cells = [r.kind, r.name, _shown(r.old), _shown(r.new), r.difference, r.status]
-            lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+        order = {s: i for i, s in enumerate((FAILS, DRIFTED, MISSING, NEW, WITHIN))}
+        for kind, title in (("claim", "Changed claims"), ("metric", "Changed metrics")):
+            changed = [r for r in self.rows if r.kind == kind and r not in quiet]
+            if changed:
+                lines += [
+                    f"**{title}**",
+                    "",
+                    "| name | baseline | new | difference | status |",
+                    "|---|---|---|---|---|",
+                ]
+                for r in sorted(changed, key=lambda r: (order.get(r.status, 9), r.name)):
+                    lines.append(_cells(r.name, _shown(r.old), _shown(r.new), r.difference, r.status))
+                lines.append("")
+        timings = [r for r in self.rows if r.kind == "timing"]
+        if timings:
+            lines += ["**Timings** (never drift)", "", "| name | baseline | new | ratio |", "|---|---|---|---|"]
+            lines += [_cells(r.name, _shown(r.old), _shown(r.new), r.difference) for r in timings]
         return "\n".join(lines) + "\n"
+
+
+def _cells(*cells: Any) -> str:
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
 
 def _shown(value: Any) -> str:
@@ -111,10 +136,11 @@ def _difference(old: Any, new: Any, tolerance: float) -> tuple[str, str]:
     if isinstance(old, list) and isinstance(new, list):
         if len(old) != len(new):
             return f"length {len(old)} -> {len(new)}", DRIFTED
+        rank = {IDENTICAL: 0, NOISE: 1, WITHIN: 2, DRIFTED: 3}
         worst, status = "", IDENTICAL
         for a, b in zip(old, new, strict=True):
             text, s = _difference(a, b, tolerance)
-            if s == DRIFTED or (s == WITHIN and status == IDENTICAL):
+            if rank[s] > rank[status]:
                 worst, status = text, s
             if s == DRIFTED:
                 break
@@ -125,7 +151,11 @@ def _difference(old: Any, new: Any, tolerance: float) -> tuple[str, str]:
     if a == b or (math.isnan(a) and math.isnan(b)):
         return "0", IDENTICAL
     diff = b - a
-    return f"{diff:+.4g}", (WITHIN if abs(diff) <= tolerance else DRIFTED)
+    relative = abs(diff) / max(abs(a), abs(b))
+    text = f"{diff:+.4g} ({'+' if diff > 0 else '-'}{relative:.3g} relative)" if math.isfinite(diff) else "differs"
+    if abs(diff) <= max(FLOAT_NOISE[0] * max(abs(a), abs(b)), FLOAT_NOISE[1]):
+        return text, NOISE
+    return text, (WITHIN if abs(diff) <= tolerance else DRIFTED)
 
 
 def _is_timing(name: str) -> bool:
