@@ -23,15 +23,80 @@ GATED = {
 }
 
 
-@pytest.mark.claims
-def test_gated_claims_hold(tmp_path: Path) -> None:
+def _with_threads(n: int, fn):
+    """fn() with n BLAS threads and n torch threads in the environment (restored afterwards)."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        with threadpool_limits(limits=n):
+            return fn()
+    finally:
+        torch.set_num_threads(before)
+
+
+_TIMINGS = {"speed", "score_s", "pool_points_per_s", "exact_s", "kfsvd_s"}
+
+
+def _numbers(report) -> tuple[list, dict]:
+    """Every claim (name, value, verdict) and every metric except wall-clock timings."""
+
+    def strip(x):
+        return {k: strip(v) for k, v in x.items() if k not in _TIMINGS} if isinstance(x, dict) else x
+
+    return [(c.name, c.ours, c.holds) for c in report.claims], strip(report.metrics)
+
+
+@pytest.fixture(scope="module")
+def ci_one_thread(tmp_path_factory: pytest.TempPathFactory):
     t = time.process_time()
-    report = reproduce.run("ci", tmp_path / "run")
+    report = _with_threads(1, lambda: reproduce.run("ci", tmp_path_factory.mktemp("ci1") / "run"))
+    print(f"ci gate: {time.process_time() - t:.1f} s of CPU")
+    return report
+
+
+@pytest.mark.claims
+def test_gated_claims_hold(ci_one_thread) -> None:
+    report = ci_one_thread
     assert {c.name for c in report.claims if c.gated} == GATED
     assert report.failed_gated == [], [(c.name, c.ours) for c in report.failed_gated]
     al = report.metrics["al"]
     assert all(al[s]["duplicates"] == 0 and al[s]["grew_by_acquire"] for s in ("fi", "iv", "random"))
-    print(f"ci gate: {time.process_time() - t:.1f} s of CPU")
+
+
+@pytest.mark.claims
+def test_ci_numbers_do_not_depend_on_the_thread_count(ci_one_thread, tmp_path: Path) -> None:
+    """Two BLAS / torch threads in the environment give bitwise the same claims and metrics as one."""
+    two = _with_threads(2, lambda: reproduce.run("ci", tmp_path / "run"))
+    assert _numbers(two) == _numbers(ci_one_thread)
+
+
+def test_the_thread_check_fails_when_a_score_depends_on_the_thread_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the one-thread guard, an IV whose value moves with the BLAS thread count moves the claims."""
+    import contextlib
+
+    import numpy as np
+    from threadpoolctl import threadpool_info
+
+    from iclr25.influence_selection import baselines, threads
+
+    real = baselines.iv_scores
+
+    def thread_dependent(*a, **k):  # a reduction split per thread, exaggerated above the rounding grid
+        n = max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+        v = real(*a, **k)
+        return v + 1e-3 * (n - 1) * np.std(v) * np.random.default_rng(len(v)).standard_normal(v.shape)
+
+    monkeypatch.setattr(baselines, "iv_scores", thread_dependent)
+    monkeypatch.setattr(threads, "one_thread", contextlib.nullcontext)
+    cfg = _small(linear_seeds=2, noise_seeds=2, al_seeds=1, al_rounds=4)
+    one = _with_threads(1, lambda: reproduce.run("ci", tmp_path / "a", config=cfg))
+    two = _with_threads(2, lambda: reproduce.run("ci", tmp_path / "b", config=cfg))
+    assert _numbers(one) != _numbers(two)
 
 
 def _small(**kw):

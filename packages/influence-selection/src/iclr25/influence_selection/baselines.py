@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from iclr25.influence_selection.fi import _solve, make_ops
+from iclr25.influence_selection.threads import quantize
 
 
 def iv_scores(
@@ -44,7 +45,8 @@ def iv_active_scores(
     """IV for active learning: a DecisionTreeRegressor fitted on (x_lab -> IV) predicts IV on the pool."""
     from sklearn.tree import DecisionTreeRegressor
 
-    iv = iv_scores(model, X_lab, y_lab, X_val, y_val)
+    # the tree's splits turn on exact ties (integer pixels): regress on IV without its last-bit noise
+    iv = quantize(iv_scores(model, X_lab, y_lab, X_val, y_val))
     tree = DecisionTreeRegressor(random_state=seed).fit(np.asarray(X_lab, float), iv)
     return tree.predict(np.asarray(X_pool, float))
 

@@ -112,6 +112,7 @@ def _trim(args) -> int:
     from iclr25.influence_selection.fi import fi_util
     from iclr25.influence_selection.models import LogisticModel
     from iclr25.influence_selection.selection import trim_dataset
+    from iclr25.influence_selection.threads import one_thread
     from iclr25.shared.results import atomic_write_json
     from iclr25.shared.run import default_run_dir, open_run_folder
 
@@ -124,15 +125,16 @@ def _trim(args) -> int:
     def fit(X, y):
         return LogisticModel(l2=args.l2, n_classes=max(K, 2)).fit(X, y)
 
-    m = fit(Xtr, ytr)
-    if args.method == "fi":
-        scores, mode = fi_util(m, Xtr, ytr, Xv, yv), "top"
-    elif args.method == "iv":
-        scores, mode = iv_scores(m, Xtr, ytr, Xv, yv), "bottom"
-    else:
-        scores, mode = np.random.default_rng(args.seed).random(len(ytr)), "top"
-    keep = trim_dataset(scores, args.budget, mode)
-    m2 = fit(Xtr[keep], ytr[keep])
+    with one_thread():  # the same numbers with any BLAS thread count
+        m = fit(Xtr, ytr)
+        if args.method == "fi":
+            scores, mode = fi_util(m, Xtr, ytr, Xv, yv), "top"
+        elif args.method == "iv":
+            scores, mode = iv_scores(m, Xtr, ytr, Xv, yv), "bottom"
+        else:
+            scores, mode = np.random.default_rng(args.seed).random(len(ytr)), "top"
+        keep = trim_dataset(scores, args.budget, mode)
+        m2 = fit(Xtr[keep], ytr[keep])
     before = float(np.mean(m.predict(Xte) == yte))
     after = float(np.mean(m2.predict(Xte) == yte))
     removed = np.setdiff1d(np.arange(len(ytr)), keep)
@@ -164,6 +166,7 @@ def _active(args) -> int:
 
     from iclr25.influence_selection.models import LogisticModel
     from iclr25.influence_selection.selection import active_learning_loop, make_strategy
+    from iclr25.influence_selection.threads import one_thread
     from iclr25.shared.results import atomic_write_json
     from iclr25.shared.run import default_run_dir, open_run_folder
 
@@ -174,18 +177,19 @@ def _active(args) -> int:
     K = max(int(max(ytr.max(), yv.max(), yte.max())) + 1, 2)
     perm = np.random.default_rng(args.seed).permutation(len(ytr))
     ini, pool = perm[: args.init], perm[args.init :]
-    res = active_learning_loop(
-        make_strategy(args.strategy, X_val=Xv, y_val=yv, sub=args.sub),
-        Xtr[ini],
-        ytr[ini],
-        Xtr[pool],
-        ytr[pool],
-        args.rounds,
-        args.acquire,
-        lambda X, y: LogisticModel(l2=args.l2, n_classes=K, tol=1e-8).fit(X, y),
-        lambda m: float(np.mean(m.predict(Xte) == yte)),
-        rng=np.random.default_rng(args.seed),
-    )
+    with one_thread():  # the same numbers with any BLAS thread count
+        res = active_learning_loop(
+            make_strategy(args.strategy, X_val=Xv, y_val=yv, sub=args.sub),
+            Xtr[ini],
+            ytr[ini],
+            Xtr[pool],
+            ytr[pool],
+            args.rounds,
+            args.acquire,
+            lambda X, y: LogisticModel(l2=args.l2, n_classes=K, tol=1e-8).fit(X, y),
+            lambda m: float(np.mean(m.predict(Xte) == yte)),
+            rng=np.random.default_rng(args.seed),
+        )
     folder = args.out or default_run_dir(SLUG, "active", args.strategy)
     with open_run_folder(folder, args.overwrite, paper=SLUG) as out:
         atomic_write_json(

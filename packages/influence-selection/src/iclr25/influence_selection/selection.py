@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from iclr25.influence_selection.threads import quantize
+
 STRATEGIES = ("fi", "iv", "bald", "entropy", "random", "fi_subsample", "fi_bottom", "fi_drop_n")
 
 
@@ -23,7 +25,8 @@ def trim_dataset(scores: np.ndarray, b: int, mode: str = "top") -> np.ndarray:
         raise ValueError(f"mode must be 'top' or 'bottom', got {mode!r}")
     if not 0 <= b <= len(scores):
         raise ValueError(f"b must lie in [0, {len(scores)}], got {b}")
-    order = np.argsort(-scores if mode == "top" else scores, kind="stable")
+    q = quantize(scores)  # last-bit noise (BLAS threads, CPU) cannot reorder; ties go to the lower index
+    order = np.argsort(-q if mode == "top" else q, kind="stable")
     return np.sort(order[b:])
 
 
@@ -86,7 +89,7 @@ def active_learning_loop(
         scores = np.asarray(strategy(model, X_lab, y_lab, X_pool[left], rng), float)
         res.score_seconds += time.perf_counter() - t
         res.scored_points += len(left)
-        pick = np.argsort(-scores, kind="stable")[:acquire]
+        pick = np.argsort(-quantize(scores), kind="stable")[:acquire]  # ties: the lower pool index first
         chosen = left[pick]
         res.queried.append(chosen.tolist())
         X_lab = np.concatenate([X_lab, X_pool[chosen]])
