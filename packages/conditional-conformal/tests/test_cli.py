@@ -88,3 +88,34 @@ def test_reproduce_small_override(tmp_path, capsys):
     assert main(["reproduce", "--out", str(tmp_path / "x"), "parts=magic"]) == 2
     assert main(["reproduce", "--out", str(tmp_path / "y"), "alpha=2"]) == 2
     assert "alpha" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("bad", "column"), [("nan", "'y'"), ("inf", "'y'"), ("-inf", "'x'")])
+def test_non_finite_values_are_refused_before_the_run_folder(table, tmp_path, capsys, bad, column):
+    lines = table.read_text().splitlines()
+    col = 2 if column == "'y'" else 0
+    for k in (3, 7):  # two rows with a non-finite value in one used column
+        cells = lines[k].split(",")
+        cells[col] = bad
+        lines[k] = ",".join(cells)
+    table.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "o"
+    code = main(["fit-predict", "--data", str(table), "--target", "y", "--features", "x", "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert f"{column} (2 rows)" in err and "2 rows hold NaN or infinite" in err and "line 4" in err, err
+    assert not out.exists()
+
+
+def test_a_users_file_in_the_out_folder_is_never_replaced(table, tmp_path, capsys):
+    import hashlib
+
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "metrics.json").write_text('{"mine": true}\n')
+    before = hashlib.sha256((out / "metrics.json").read_bytes()).hexdigest()
+    args = ["fit-predict", "--data", str(table), "--target", "y", "--features", "x", "--epochs", "2", "--M", "5"]
+    for extra in ([], ["--overwrite"]):
+        assert main([*args, "--out", str(out), *extra]) == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+        assert hashlib.sha256((out / "metrics.json").read_bytes()).hexdigest() == before

@@ -7,12 +7,13 @@ Standard library only at module level, so `--help` answers instantly.
 from __future__ import annotations
 
 import csv
-import json
+import math
 import sys
 from pathlib import Path
 
 from iclr25.conditional_conformal.config import PRESETS
 from iclr25.shared.cli import CliError, add_run_args, make_parser, package_main
+from iclr25.shared.files import write_json
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import DEVICES, check_run_folder, default_run_dir, open_run_folder
 from iclr25.shared.validate import check_int_at_least, check_probability
@@ -88,7 +89,22 @@ def _read_table(path: Path, target: str, features: str | None) -> tuple[list[str
             raise CliError(
                 f"--data {path.name} line {line}: non-numeric or missing value in the used columns"
             ) from None
+    _check_finite(path, feats + targets, values)
     return feats, targets, values
+
+
+def _check_finite(path: Path, columns: list[str], values: list[list[float]]) -> None:
+    """Refuse NaN/inf in the used columns (they would calibrate to coverage 0 and NaN sizes), naming each column
+    and how many rows hold such a value."""
+    bad_rows = [i for i, row in enumerate(values) if not all(map(math.isfinite, row))]
+    if not bad_rows:
+        return
+    counts = [sum(not math.isfinite(values[i][j]) for i in bad_rows) for j in range(len(columns))]
+    where = ", ".join(f"{c!r} ({k} rows)" for c, k in zip(columns, counts, strict=True) if k)
+    raise ValueError(
+        f"--data {path.name}: {len(bad_rows)} rows hold NaN or infinite values in the used columns {where} "
+        f"(first at line {bad_rows[0] + 2}); only finite numbers are allowed: drop or impute those rows"
+    )
 
 
 def _fit_predict(args) -> int:
@@ -113,7 +129,7 @@ def _fit_predict(args) -> int:
 
     with open_run_folder(out, args.overwrite, paper=SLUG, command="fit-predict") as folder:
         summary = fit_predict(values, len(feats), args, folder)
-        (folder / "metrics.json").write_text(json.dumps(summary, indent=2) + "\n")
+        write_json(folder / "metrics.json", summary)
     print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in summary.items()))
     print(f"results written to {out}")
     return 0

@@ -4,10 +4,13 @@ chosen method, write per-row sets for the held-out rows."""
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from iclr25.shared.files import write_text
 
 from .data import standardize
 
@@ -55,12 +58,13 @@ def fit_predict(values: list[list[float]], n_features: int, args: Any, folder: P
     hit = sets.contains(Yt)
     one_d = Y.shape[1] == 1
     size = sets.length() if one_d else sets.volume()
-    with open(folder / "sets.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["row", *(f"y{j}" for j in range(Y.shape[1])), "covered", "size", "set"])
-        for j, row in enumerate(it):
-            desc = ";".join(f"[{lo:.6g},{hi:.6g}]" for lo, hi in sets.intervals(j)) if one_d else ""
-            w.writerow([int(row) + 1, *(f"{v:.6g}" for v in Yt[j]), int(hit[j]), f"{size[j]:.6g}", desc])
+    text = io.StringIO(newline="")
+    w = csv.writer(text)
+    w.writerow(["row", *(f"y{j}" for j in range(Y.shape[1])), "covered", "size", "set"])
+    for j, row in enumerate(it):
+        desc = ";".join(f"[{lo:.6g},{hi:.6g}]" for lo, hi in sets.intervals(j)) if one_d else ""
+        w.writerow([int(row) + 1, *(f"{v:.6g}" for v in Yt[j]), int(hit[j]), f"{size[j]:.6g}", desc])
+    write_text(folder / "sets.csv", text.getvalue())
     return {
         "method": args.method,
         "alpha": args.alpha,
