@@ -27,7 +27,16 @@ class ComplexFeaturizer:
     """Deterministic, vectorised features (spec §6a): pocket descriptor (element fractions C/N/O/S, radial histogram
     of distances to the pocket centroid with edges 0,2,...,12 A as fractions, n_atoms/100; 11 numbers), ligand
     descriptor (element counts C/N/O/F/Cl, n_atoms; 6), interaction fingerprint (pocket element x ligand element
-    pair counts in [0,3.5), [3.5,5), [5,8) A; 60) of one pose."""
+    pair counts in [0,3.5), [3.5,5), [5,8) A; 60) of one pose. `contact_edges` replaces the fingerprint's distance
+    bins (a diagnostic of the study; the default is the spec's)."""
+
+    def __init__(self, contact_edges: tuple[float, ...] = CONTACT_EDGES) -> None:
+        edges = tuple(float(e) for e in contact_edges)
+        if len(edges) < 2 or any(b <= a for a, b in itertools.pairwise(edges)) or edges[0] < 0:
+            raise ValueError(f"contact_edges must be >= 2 increasing distances from >= 0, got {contact_edges}")
+        self.contact_edges = edges
+        self.n_bins = len(edges) - 1
+        self.n_inter = 4 * 5 * self.n_bins
 
     def pocket(self, el: np.ndarray, xyz: np.ndarray) -> np.ndarray:
         """(P, 11) from padded pocket elements (P, n) (-1 pad) and coordinates (P, n, 3)."""
@@ -52,18 +61,19 @@ class ComplexFeaturizer:
 
     def interaction(self, pel: np.ndarray, pxyz: np.ndarray, lel: np.ndarray, lxyz: np.ndarray) -> np.ndarray:
         """(B, 60) pair counts from padded pockets (B, Np), (B, Np, 3) and poses (B, Nl), (B, Nl, 3)."""
-        out = np.zeros((len(pel), N_INTER))
+        nb, ni = self.n_bins, self.n_inter
+        out = np.zeros((len(pel), ni))
         for s in range(0, len(pel), 512):
             sl = slice(s, s + 512)
             d = np.linalg.norm(lxyz[sl, :, None] - pxyz[sl, None], axis=-1)  # (b, Nl, Np)
-            b = np.digitize(d, CONTACT_EDGES) - 1  # 0, 1, 2 inside; 3 beyond 8 A
+            b = np.digitize(d, self.contact_edges) - 1  # 0 .. nb-1 inside; nb beyond the last edge
             pe = np.broadcast_to(pel[sl][:, None, :], d.shape)
             le = np.broadcast_to(lel[sl][:, :, None], d.shape)
-            ok = (pe >= 0) & (le >= 0) & (b >= 0) & (b < 3)
-            code = (pe * 5 + le) * 3 + b
+            ok = (pe >= 0) & (le >= 0) & (b >= 0) & (b < nb)
+            code = (pe * 5 + le) * nb + b
             rows = np.broadcast_to(np.arange(d.shape[0])[:, None, None], d.shape)
-            flat = rows[ok] * N_INTER + code[ok]
-            out[sl] = np.bincount(flat, minlength=d.shape[0] * N_INTER).reshape(d.shape[0], N_INTER)
+            flat = rows[ok] * ni + code[ok]
+            out[sl] = np.bincount(flat, minlength=d.shape[0] * ni).reshape(d.shape[0], ni)
         return out
 
     def transform(self, cs: ComplexSet, rng: np.random.Generator | None = None) -> dict[str, np.ndarray]:

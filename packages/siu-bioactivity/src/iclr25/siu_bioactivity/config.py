@@ -66,6 +66,9 @@ class Config(Validated):
     # "pooled" computes Pearson* on pooled data: the broken variant
     star_metric: Annotated[str, OneOf(STAR_METRICS)] = "per_pocket"
     figures: Flag = True
+    # reported diagnostics of the pocket+ligand ridge (in-sample Pearson*, penalty sweep, contact-score ceilings,
+    # fingerprint bins at the generator's thresholds): quick only
+    diagnostics: Flag = True
     # full preset: real data (Uni-Mol LMDB folder with train/valid/test.lmdb), networks
     data_dir: Annotated[str, IsText("a folder path (text)")] = ""
     splits: Annotated[tuple[str, ...], Each(OneOf(("split_60", "split_90")))] = ("split_60", "split_90")
@@ -95,7 +98,7 @@ class Config(Validated):
 
 
 PRESETS: dict[str, Config] = {
-    "ci": Config(matched_pockets=0, figures=False),
+    "ci": Config(matched_pockets=0, figures=False, diagnostics=False),
     "quick": Config(),
     # full: `iclr25-siu-bioactivity reproduce --scale full data_dir=<SIU folder holding split_60/, split_90/>
     # --device cuda`: the quick synthetic study plus, per split, a from-scratch Uni-Mol-like dual encoder and an

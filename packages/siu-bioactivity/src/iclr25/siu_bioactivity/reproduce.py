@@ -100,6 +100,8 @@ def run_seed(cfg: Config, seed: int) -> dict[str, Any]:
                 evaluate_bioactivity(pred, world.test.labels, world.test.pocket_ids), cfg.star_metric
             )
     t_fit = time.perf_counter() - t2
+    if cfg.diagnostics:
+        out["diagnostics"] = diagnose_complex(cfg, seed, world, ftrain["siu"], ftest, mlp)
     if threads is not None:
         import torch
 
@@ -123,6 +125,50 @@ def run_seed(cfg: Config, seed: int) -> dict[str, Any]:
         "fit_eval_s": t_fit,
         "fit_complexes_per_s": n_fit / t_fit,
     }
+    return out
+
+
+# The generator's contact thresholds (spec §6a: 2.2 A clash, 3.5 A polar, 4.5 A C-C) as fingerprint bins: a
+# diagnostic that uses knowledge of the hidden label model, never the study's featuriser.
+GENERATOR_EDGES: tuple[float, ...] = (0.0, 2.2, 3.5, 4.5, 8.0)
+DIAGNOSTIC_PENALTIES: tuple[float, ...] = (0.001, 0.01, 0.1, 1.0)
+
+
+def diagnose_complex(
+    cfg: Config, seed: int, world: Any, ftrain: dict[str, np.ndarray], ftest: dict[str, np.ndarray], mlp: Any
+) -> dict[str, Any]:
+    """Why the SIU-like pocket+ligand Pearson* is what it is (reported only): its in-sample Pearson* (overfitting
+    shows as in-sample >> test), a ridge penalty sweep, the Pearson* of the generator's own contact score on the
+    docked pose a model sees and on the true pose (ceilings for one-pose models), and the same model with the
+    fingerprint's distance bins at the generator's thresholds."""
+    from iclr25.siu_bioactivity.baselines import ComplexFeaturizer, PocketLigandModel
+    from iclr25.siu_bioactivity.data import contact_score
+
+    siu, test = world.siu, world.test
+
+    def star(pred: np.ndarray, cs: Any) -> float:
+        return _mean(evaluate_bioactivity(pred, cs.labels, cs.pocket_ids), "pearson_star")
+
+    def fit(feats: dict[str, np.ndarray], penalty: float = cfg.ridge_penalty) -> Any:
+        return PocketLigandModel(cfg.model, penalty, mlp).fit(feats, siu.labels)
+
+    model = fit(ftrain)
+    out: dict[str, Any] = {
+        "train_pearson_star": star(model.predict(ftrain, siu.pocket_ids), siu),
+        "test_pearson_star": star(model.predict(ftest, test.pocket_ids), test),
+    }
+    if cfg.model == "ridge":
+        out["penalty_sweep"] = {
+            str(c): star(fit(ftrain, c).predict(ftest, test.pocket_ids), test) for c in DIAGNOSTIC_PENALTIES
+        }
+    pk, pi, n_types = test.pockets, test.pocket_index, test.labels.shape[1]
+    for name, pose in (("docked", test.pose(None)), ("true", test.true_pose)):
+        raw = contact_score(pk.elements[pi], pk.coords[pi], test.lig_el, pose)
+        out[f"ceiling_{name}_pose"] = star(np.repeat(raw[:, None], n_types, 1), test)
+    aligned = ComplexFeaturizer(GENERATOR_EDGES)
+    rng = np.random.default_rng([seed, 11])  # the study's training poses (the SIU-like regime draws first)
+    fa_train, fa_test = aligned.transform(siu, rng), aligned.transform(test)
+    out["generator_bins_pearson_star"] = star(fit(fa_train).predict(fa_test, test.pocket_ids), test)
     return out
 
 
@@ -317,6 +363,40 @@ def claims(metrics: dict[str, Any], cfg: Config) -> list[Claim]:
             0.05,
         )
     )
+    if all("diagnostics" in m for m in S.values()):
+        ins = _per_seed(metrics, lambda m: m["diagnostics"]["train_pearson_star"])
+        over = _per_seed(
+            metrics, lambda m: m["diagnostics"]["train_pearson_star"] - m["diagnostics"]["test_pearson_star"]
+        )
+        out.append(
+            Claim(
+                "complex_not_overfit",
+                "SIU-like pocket+ligand: in-sample minus test Pearson* (overfitting would make it large)",
+                None,
+                f"in-sample {_fmt(ins)}; in-sample minus test {_fmt(over)}",
+                "<= 0.05 every seed (reported)",
+                all(v <= 0.05 for v in over),
+                False,
+                0.05,
+            )
+        )
+        gain = _per_seed(
+            metrics, lambda m: m["diagnostics"]["generator_bins_pearson_star"] - m["diagnostics"]["test_pearson_star"]
+        )
+        ceil = _per_seed(metrics, lambda m: m["diagnostics"]["ceiling_docked_pose"])
+        out.append(
+            Claim(
+                "complex_limited_by_bins",
+                "Same model with fingerprint bins at the generator's contact thresholds minus the spec's bins "
+                "(Pearson*); ceiling = the generator's contact score of the docked pose shown",
+                None,
+                f"{_fmt(gain)}; ceiling {_fmt(ceil)}",
+                ">= 0.05 every seed (reported)",
+                all(v >= 0.05 for v in gain),
+                False,
+                0.05,
+            )
+        )
     if all("matched/complex" in m for m in S.values()):
         mt = _per_seed(metrics, lambda m: m["matched/complex"]["pearson_star"] - m["siu/complex"]["pearson_star"])
         out.append(
