@@ -193,3 +193,104 @@ def analyze(study: FCPDStudy, *, n_boot: int = 1000, seed: int = 0) -> dict[str,
         "participants": len(pids),
         "missing_responses": int((study.response < 0).sum()),
     }
+
+
+# ------------------------------------------------------------------------------------------ shipped results.csv
+# The three per-participant files of the FCPD (official repository `results/<task>/results.csv`, MIT licence; see
+# fcpd_data/SOURCE.md) ship with the package. The per-response files (about 0.55 MB each) do not.
+SHIPPED_DIR = Path(__file__).with_name("fcpd_data")
+
+
+@dataclass
+class Participants:
+    """One task's `results.csv`: one row per participant (treatment and number of correct answers out of 50)."""
+
+    task: str
+    participant: np.ndarray  # (P,) int
+    experiment: np.ndarray  # (P,) treatment name
+    num_correct: np.ndarray  # (P,) int in [0, 50]
+
+
+def shipped_results_csv(task: str) -> Path:
+    """The path of a task's shipped `results.csv` (bios, facet, ravdess)."""
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}: task must be one of {', '.join(TASKS)}")
+    return SHIPPED_DIR / TASKS[task][0] / "results.csv"
+
+
+def load_participants(path: str | Path, task: str = "") -> Participants:
+    """A validated `results.csv`: the header names participant_id, experiment and num_correct; every row has the
+    header's number of fields; participant ids are unique integers; experiments are the study's four treatments;
+    num_correct is an integer in [0, 50]. Anything else is a ValueError naming the file, line and field."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not a UTF-8 text CSV file") from None
+    except csv.Error as e:
+        raise ValueError(f"{path} is not a readable CSV file ({e})") from None
+    if not rows:
+        raise ValueError(f"{path} is empty (expected a header with {', '.join(PARTICIPANT_COLUMNS)})")
+    header = [h.strip() for h in rows[0]]
+    missing = [c for c in PARTICIPANT_COLUMNS if c not in header]
+    if missing:
+        raise ValueError(f"{path} lacks columns {missing}; has {header}")
+    col = {c: header.index(c) for c in PARTICIPANT_COLUMNS}
+    body = [(line, r) for line, r in enumerate(rows[1:], start=2) if any(cell.strip() for cell in r)]
+    if not body:
+        raise ValueError(f"{path} has a header but no participants")
+    pids, exps, correct = [], [], []
+    for line, r in body:
+        if len(r) != len(header):
+            raise ValueError(f"{path} line {line} has {len(r)} fields; the header has {len(header)}")
+        where = f"{path} line {line}"
+        exp = r[col["experiment"]].strip()
+        if exp not in TREATMENTS:
+            raise ValueError(f"{where}: experiment {exp!r} is not one of {', '.join(TREATMENTS)}")
+        pid, n = r[col["participant_id"]].strip(), r[col["num_correct"]].strip()
+        if not pid.isdigit():
+            raise ValueError(f"{where}: participant_id {pid!r} is not a non-negative integer")
+        if not n.isdigit() or int(n) > TRIALS_PER_PARTICIPANT:
+            raise ValueError(f"{where}: num_correct {n!r} is not an integer in [0, {TRIALS_PER_PARTICIPANT}]")
+        pids.append(int(pid))
+        exps.append(exp)
+        correct.append(int(n))
+    participant = np.array(pids)
+    uniq, counts = np.unique(participant, return_counts=True)
+    if (counts > 1).any():
+        raise ValueError(f"{path}: participant_id {int(uniq[counts > 1][0])} appears more than once")
+    return Participants(task, participant, np.array(exps), np.array(correct))
+
+
+def analyze_participants(p: Participants, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Per treatment: participants, decision accuracy (mean num_correct / 50) with a 95% bootstrap CI over
+    participants, and the gain over control (delta_t on the whole population, §3 of the paper) with a CI from
+    independent resamples of both treatments."""
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    rng = np.random.default_rng(seed)
+    acc = p.num_correct / TRIALS_PER_PARTICIPANT
+    boot: dict[str, np.ndarray] = {}
+    out: dict[str, Any] = {"task": p.task, "participants": len(acc), "treatments": {}}
+    for t in TREATMENTS:
+        a = acc[p.experiment == t]
+        if not len(a):
+            continue
+        boot[t] = a[rng.integers(0, len(a), size=(n_boot, len(a)))].mean(1)
+        out["treatments"][t] = {
+            "n": len(a),
+            "accuracy": float(a.mean()),
+            "sd": float(a.std(ddof=1)) if len(a) > 1 else float("nan"),
+            "ci95": [float(v) for v in np.percentile(boot[t], [2.5, 97.5])],
+        }
+    if "control" in boot:
+        base = out["treatments"]["control"]["accuracy"]
+        for t in TREATMENTS[1:]:
+            if t in boot:
+                gain = boot[t] - boot["control"]
+                out["treatments"][t]["gain"] = out["treatments"][t]["accuracy"] - base
+                out["treatments"][t]["gain_ci95"] = [float(v) for v in np.percentile(gain, [2.5, 97.5])]
+    return out
