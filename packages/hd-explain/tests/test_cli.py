@@ -6,6 +6,7 @@ import pickle
 
 import numpy as np
 import pytest
+import torch
 
 from iclr25.hd_explain.cli import main
 
@@ -145,6 +146,8 @@ def test_builtin_data(tmp_path):
         (["train", "--data", "{root}/evil.npz", "--out", "{root}/t"], "evil.npz"),
         (["train", "--data", "{root}/train.npz", "--hidden", "a,b"], "hidden"),
         (["train", "--data", "{root}/train.npz", "--lr", "nan"], "lr"),
+        (["train", "--data", "{root}/uneven.npz", "--out", "{root}/t"], "same n"),
+        (["debug", "--model", "{root}/arch_text.pt", "--train", "{root}/train.npz"], "arch must be a mapping"),
         (["reproduce", "probes=0"], "probes"),
         (["reproduce", "rect_bandwidth=wide"], "rect_bandwidth"),
     ],
@@ -153,6 +156,9 @@ def test_bad_input_is_one_line(trained, argv, needle, capsys):
     root = trained
     np.save(root / "evil.npz", np.array([object()], dtype=object), allow_pickle=True)
     (root / "evil.npz").write_bytes(pickle.dumps({"X": 1}))
+    np.savez(root / "uneven.npz", X=np.zeros((10, 4), np.float32), y=np.zeros(9, np.int64))  # X and y lengths differ
+    state = torch.load(root / "model" / "model.pt", weights_only=True)["state_dict"]
+    torch.save({"arch": "mlp", "state_dict": state}, root / "arch_text.pt")  # arch a string, not a mapping
     filled = [a.format(root=root, model=root / "model" / "model.pt") for a in argv]
     try:
         code = main(filled)

@@ -149,8 +149,16 @@ def load_image_folder(root: str | Path, size: int | None = None) -> tuple[np.nda
 
 def load_dataset(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """Features and labels from `.npz` (arrays X, y), `.csv` (label in the last column), SVHN `.mat`,
-    a CIFAR-10 batch folder or file, or an image folder."""
-    path = Path(path)
+    a CIFAR-10 batch folder or file, or an image folder. Refuses X and y of different lengths."""
+    X, y = _load_dataset(Path(path))
+    if X.ndim < 2 or y.ndim != 1 or len(X) != len(y):
+        raise ValueError(
+            f"{path}: X must be (n, features...) and y (n,) with the same n; got X {X.shape} and y {y.shape}"
+        )
+    return X, y
+
+
+def _load_dataset(path: Path) -> tuple[np.ndarray, np.ndarray]:
     if not path.exists():
         raise FileNotFoundError(f"no such file or folder: {path}")
     if path.is_dir():

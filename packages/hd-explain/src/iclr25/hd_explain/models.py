@@ -8,6 +8,7 @@ official code (`models/classifiers.py`); `ResNet18` is the CIFAR-style ResNet-18
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 import torch
@@ -98,6 +99,10 @@ class ResNet18(_Protocol):
 
 def build_model(arch: dict[str, Any]) -> _Protocol:
     """Rebuild a model from its `arch` dict (as stored in a checkpoint)."""
+    if not isinstance(arch, Mapping):
+        raise ValueError(
+            f"arch must be a mapping with kind, n_classes, ... (mlp or resnet18); got {type(arch).__name__}"
+        )
     kind = arch.get("kind")
     if kind == "mlp":
         return MLP(int(arch["in_dim"]), tuple(int(h) for h in arch["hidden"]), int(arch["n_classes"]))
