@@ -71,3 +71,15 @@ def test_the_run_keeps_the_configured_thread_count(tmp_path):
     report = reproduce.run("ci", tmp_path / "run", config=cfg)
     assert report.environment["threads"] == cfg.threads == 1  # resolving the device must not reset it
     assert "tsc_vs_cvk20" in {c.name for c in report.claims if not c.gated}
+
+
+def test_full_preset_runs_the_official_behaviour_and_bench_trains_longer():
+    """`full` is the official SDD setting, its quirks included (spec §3 subtle details); `bench` trains TSC-lite
+    several epochs where `quick` stops before one."""
+    from iclr25.tsc_net.workflows import arch_config
+
+    full = arch_config(PRESETS["full"])
+    assert full.keys_are_inputs and full.softmax_then_divide and full.ln_gain_normal and full.step_crop_at_target
+    quick = arch_config(PRESETS["quick"])
+    assert not (quick.keys_are_inputs or quick.softmax_then_divide or quick.ln_gain_normal)
+    assert PRESETS["bench"].train_steps >= 5 * PRESETS["quick"].train_steps and "tsc" in PRESETS["bench"].models

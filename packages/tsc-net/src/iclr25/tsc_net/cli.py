@@ -26,7 +26,7 @@ from iclr25.tsc_net.config import PRESETS
 
 PROG = "iclr25-tsc-net"
 SLUG = "tsc-net"
-SCALES = ("ci", "quick", "benchmark", "full")
+SCALES = ("ci", "quick", "benchmark", "bench", "full")
 CONFIG_FLAGS = ("train_scenes", "test_scenes", "arch", "goal_cells", "goal_cell_px", "step_cell_px", "d_model",
                 "heads", "layers", "latent", "train_steps", "lr", "augment", "threads")  # fmt: skip
 
@@ -36,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = make_parser(PROG, "TSC-Net (ICLR 2025): reproduce the claims, simulate scenes, train, predict, evaluate.")
     sub = parser.add_subparsers(dest="command", required=True)
-    rep = sub.add_parser("reproduce", help="run the ci/quick/benchmark/full reproduction and print the claims table")
+    rep = sub.add_parser(
+        "reproduce", help="run the ci/quick/benchmark/bench/full reproduction and print the claims table"
+    )
     add_run_args(rep, scales=SCALES, presets=PRESETS)
     sim = sub.add_parser("simulate", help="write simulated scenes as Y-Net pickles + mask PNGs (+ exits.json)")
     sim.add_argument("--train-scenes", type=int, default=40)
