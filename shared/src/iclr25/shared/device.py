@@ -60,15 +60,62 @@ def pick_precision(device: str) -> str:
     return "32-true"
 
 
+THREADS_ENV = "ICLR25_THREADS"  # the thread count of the run in this process (set by `pinned_threads`)
+BLAS_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def run_threads(config: Any) -> int:
+    """The CPU threads a run uses: its config's `threads` field where it declares one (0: every core of the
+    machine), else 1. Fixed by the preset, never by the machine's core count or by `--jobs`, so that a
+    reproduction gives the same numbers alone, beside others, or on another machine."""
+    declared = getattr(config, "threads", None)
+    if isinstance(declared, bool) or not isinstance(declared, int) or declared < 0:
+        return 1
+    return declared or os.cpu_count() or 1
+
+
+@contextmanager
+def pinned_threads(n: int) -> Iterator[dict[str, int]]:
+    """Run a block with `n` threads for torch (intra-op) and for the BLAS/OpenMP pools of NumPy and SciPy (through
+    threadpoolctl for libraries already loaded, the environment for those loaded later); restored afterwards.
+    Yields what was set, for the run's recorded environment."""
+    import sys
+
+    if n < 1:
+        raise ValueError(f"thread count must be >= 1, got {n}")
+    saved_env = {k: os.environ.get(k) for k in (THREADS_ENV, *BLAS_ENV)}
+    os.environ.update({k: str(n) for k in (THREADS_ENV, *BLAS_ENV)})
+    torch = sys.modules.get("torch")
+    previous = torch.get_num_threads() if torch is not None else None
+    if torch is not None:
+        torch.set_num_threads(n)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        limits: Any = threadpool_limits(limits=n)
+    except ImportError:  # pragma: no cover - a declared dependency; the environment still reaches later imports
+        limits = None
+    try:
+        yield {"torch": n, "blas": n}
+    finally:
+        if limits is not None:
+            limits.restore_original_limits()
+        if torch is not None and previous is not None:
+            torch.set_num_threads(previous)
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def configure_torch(device: str, threads: int | None = None) -> None:
-    """Thread count on CPU (default: all cores, at most ICLR25_THREADS when a parent process split the cores
-    between parallel runs) and TF32 matmuls on CUDA."""
+    """Thread count on CPU (`threads`, else the run's count that `pinned_threads` set, else every core) and TF32
+    matmuls on CUDA."""
     import torch
 
     if device == "cpu":
-        cap = int(os.environ.get("ICLR25_THREADS") or 0) or None
-        wanted = threads or os.cpu_count() or 1
-        torch.set_num_threads(min(wanted, cap) if cap else wanted)
+        torch.set_num_threads(threads or int(os.environ.get(THREADS_ENV) or 0) or os.cpu_count() or 1)
     elif device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from iclr25.shared import files
+from iclr25.shared.device import pinned_threads, run_threads
 from iclr25.shared.fabric import Checkpointer, ScaleOut
 from iclr25.shared.progress import Heartbeat, Progress
 from iclr25.shared.results import Claim, Report, RunExistsError, atomic_write_text, environment
@@ -407,6 +408,7 @@ class Run:
         self._logger: Any = None
         self._fabric: Any = None
         self.reported: Report | None = None
+        self.threads: dict[str, int] = {}  # the CPU threads the run is pinned to (see `start_run`)
         self._wall0, self._cpu0 = time.perf_counter(), _cpu_seconds()
 
     @property
@@ -503,7 +505,7 @@ class Run:
             command=rerun_command(self.slug, self.scale, self.config, self.presets, self.seed, self.command),
             figures=list(figures),
             notes=notes,
-            environment={**run_environment(self.slug), **(environment or {})},
+            environment={**run_environment(self.slug), "threads": self.threads, **(environment or {})},
         )
         self.close_logger()
         if not self.folder.follower:
@@ -566,7 +568,10 @@ def start_run(
     if run.scale_out.distributed:  # the processes Lightning starts share this run folder
         os.environ[RUN_DIR_ENV] = str(Path(run.dir).resolve())
     try:
-        with Heartbeat(f"{slug} {command}", quiet=True if folder.follower else None):
+        with (
+            pinned_threads(run_threads(resolved)) as run.threads,
+            Heartbeat(f"{slug} {command}", quiet=True if folder.follower else None),
+        ):
             yield run
     except BaseException as e:
         run.close_logger()
