@@ -92,3 +92,26 @@ def test_train_cnn_on_cifar_files(tmp_path, capsys):
     from iclr25.ensemble_homogeneity.data import EnsemblePredictions
 
     assert EnsemblePredictions.from_npz(out).probs.shape == (2, 4, 10)
+
+
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        (np.array("{not json"), "member_meta is not valid JSON"),
+        (np.array("[1, 2]"), "member_meta must be a JSON object"),
+        (np.array("3"), "member_meta must be a JSON object"),
+        (np.array(["{}", "{}"]), "member_meta must be one JSON text"),
+        (np.arange(3), "member_meta must be one JSON text"),
+    ],
+)
+def test_malformed_member_meta_is_one_line(meta, message, preds, tmp_path, capsys):
+    from iclr25.ensemble_homogeneity.data import EnsemblePredictions
+
+    good = EnsemblePredictions.from_npz(preds)
+    bad = tmp_path / "bad_meta.npz"
+    np.savez(bad, probs=good.probs, labels=good.labels, member_meta=meta)
+    for argv in (["analyze", "--preds", str(bad), "--out", str(tmp_path / "a")], ["estimate", "--preds", str(bad)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err and message in err, err
+    assert not (tmp_path / "a").exists()

@@ -261,6 +261,8 @@ class EnsemblePredictions:
         from iclr25.ensemble_homogeneity.metrics import check_probs
 
         self.probs, self.labels = check_probs(self.probs, self.labels)
+        if not isinstance(self.meta, dict):
+            raise ValueError(f"meta must be a dict (JSON object), got {type(self.meta).__name__}")
 
     @property
     def n_members(self) -> int:
@@ -279,7 +281,7 @@ class EnsemblePredictions:
             z = arrays["logits"].astype(np.float64)
             z = np.exp(z - z.max(-1, keepdims=True))
             probs = z / z.sum(-1, keepdims=True)
-        meta = json.loads(str(arrays["member_meta"])) if "member_meta" in arrays else {}
+        meta = _read_member_meta(arrays["member_meta"], path) if "member_meta" in arrays else {}
         return cls(probs, arrays["labels"], meta)
 
     def to_npz(self, path: str | Path) -> Path:
@@ -288,3 +290,20 @@ class EnsemblePredictions:
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(path, probs=self.probs, labels=self.labels, member_meta=np.array(json.dumps(self.meta)))
         return path
+
+
+def _read_member_meta(raw: np.ndarray, path: str | Path) -> dict:
+    """`member_meta` of a predictions .npz: one JSON text (a 0-d string array) holding an object."""
+    if raw.ndim != 0 or raw.dtype.kind not in "US":
+        raise ValueError(
+            f"{path}: member_meta must be one JSON text (a 0-d string array, as np.array(json.dumps(dict))); "
+            f"got dtype {raw.dtype}, shape {raw.shape}"
+        )
+    text = raw.item()
+    try:
+        meta = json.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: member_meta is not valid JSON ({str(e).splitlines()[0]})") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path}: member_meta must be a JSON object (a mapping), got a JSON {type(meta).__name__}")
+    return meta
