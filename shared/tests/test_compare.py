@@ -41,7 +41,7 @@ def test_identical_runs_pass_and_timing_never_fails() -> None:
     assert (
         rows["throughput.samples_per_s"].status == TIMING and "(slower)" in rows["throughput.samples_per_s"].difference
     )
-    assert rows["train.seconds"].status == TIMING and rows["runtime_s"].difference.startswith("x10")
+    assert rows["train.seconds"].status == TIMING and rows["runtime_s"].difference == "x10 (slower)"
 
 
 def test_drift_is_caught_exactly_unless_a_tolerance_is_stated() -> None:
@@ -155,3 +155,14 @@ def test_float_noise_is_counted_apart_from_change() -> None:
     assert text.index("**Changed claims**") < text.index("**Changed metrics**") < text.index("**Timings**")
     assert "relative" in next(r.difference for r in moved.rows if r.name == "ratio")
     assert "| ratio | 1.05 | 1.2 | +0.15 (+0.125 relative) | drifted |" in text
+
+
+def test_a_package_declared_metric_tolerance_applies() -> None:
+    """A metric the package declares a measured tolerance for moves within it without drifting; beyond it, drifts."""
+    declared = _report(widths=[1.0, 2.0, 3.04])
+    declared.tolerances = {"widths": 0.05}
+    assert _status(compare(declared, _report()), "widths") == WITHIN
+    baseline = _report()
+    baseline.tolerances = {"widths": 0.05}  # the committed results declare it too
+    assert _status(compare(_report(widths=[1.0, 2.0, 3.04]), baseline), "widths") == WITHIN
+    assert _status(compare(_report(widths=[1.0, 2.0, 3.2]), baseline), "widths") == DRIFTED

@@ -162,12 +162,14 @@ def _is_timing(name: str) -> bool:
     return any(word in name for word in TIMING_WORDS)
 
 
-def _ratio(old: Any, new: Any) -> tuple[str, str]:
+def _ratio(old: Any, new: Any, name: str = "") -> tuple[str, str]:
+    """new/old as a ratio, flagged outside the band: a rate (per second) grows when faster, a duration shrinks."""
     a, b = _number(old), _number(new)
     if a is None or b is None or a <= 0:
         return "n/a", TIMING
     ratio = b / a
-    flag = "" if TIMING_BAND[0] <= ratio <= TIMING_BAND[1] else (" (faster)" if ratio > 1 else " (slower)")
+    faster = ratio > 1 if "per_s" in name else ratio < 1
+    flag = "" if TIMING_BAND[0] <= ratio <= TIMING_BAND[1] else (" (faster)" if faster else " (slower)")
     return f"x{ratio:.3g}{flag}", TIMING
 
 
@@ -182,7 +184,7 @@ def compare(
     """Compare `run` with `baseline`: claims (gated ones must hold), metrics, then timing figures as ratios."""
     if run.paper != baseline.paper:
         raise ValueError(f"the run is of {run.paper!r} but the baseline of {baseline.paper!r}")
-    tolerances = tolerances or {}
+    tolerances = {**baseline.tolerances, **run.tolerances, **(tolerances or {})}  # the package's, then the user's
     result = Comparison(run.paper, run.scale, run_name, baseline_name)
     old_claims = {c.name: c for c in baseline.claims}
     new_claims = {c.name: c for c in run.claims}
@@ -204,7 +206,7 @@ def compare(
     for name in sorted(set(old_metrics) | set(new_metrics)):
         old, new = old_metrics.get(name), new_metrics.get(name)
         if _is_timing(name):
-            result.rows.append(Row("timing", name, old, new, *_ratio(old, new)))
+            result.rows.append(Row("timing", name, old, new, *_ratio(old, new, name)))
         elif name not in new_metrics:
             result.rows.append(Row("metric", name, old, None, "", MISSING))
         elif name not in old_metrics:
@@ -215,7 +217,7 @@ def compare(
     fresh = {**{f"throughput.{k}": v for k, v in run.throughput.items()}, "runtime_s": run.runtime_s}
     for name in sorted(set(timings) | set(fresh)):
         result.rows.append(
-            Row("timing", name, timings.get(name), fresh.get(name), *_ratio(timings.get(name), fresh.get(name)))
+            Row("timing", name, timings.get(name), fresh.get(name), *_ratio(timings.get(name), fresh.get(name), name))
         )
     return result
 

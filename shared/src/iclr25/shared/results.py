@@ -112,6 +112,9 @@ class Report:
     figures: list[str] = field(default_factory=list)  # file names inside the run folder
     notes: str = ""
     environment: dict[str, Any] = field(default_factory=environment)
+    # `iclr25 compare`: how far a metric (by its dotted path) may move between runs on other machines, measured
+    # from a spread (seeds, thread counts, perturbed inputs) where a computation amplifies last-digit differences
+    tolerances: dict[str, float] = field(default_factory=dict)
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
 
     def claim(self, name: str) -> Claim:

@@ -488,9 +488,11 @@ class Run:
         figures: Iterable[str] = (),
         notes: str = "",
         environment: dict[str, Any] | None = None,
+        tolerances: dict[str, float] | None = None,
     ) -> Report:
         """Write results.json + report.md (with runtime, CPU time, the rerun command and the environment, plus
-        any `environment` entries the run adds) atomically, mark the run complete, and return the report."""
+        any `environment` entries the run adds, and the `tolerances` it declares for `iclr25 compare`) atomically, mark
+        the run complete, and return the report."""
         wall, cpu = self.elapsed()
         config = dataclasses.asdict(self.config) if dataclasses.is_dataclass(self.config) else dict(self.config)
         report = Report(
@@ -506,6 +508,7 @@ class Run:
             figures=list(figures),
             notes=notes,
             environment={**run_environment(self.slug), "threads": self.threads, **(environment or {})},
+            tolerances=dict(tolerances or {}),
         )
         self.close_logger()
         if not self.folder.follower:
