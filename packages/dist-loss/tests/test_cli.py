@@ -105,7 +105,7 @@ def test_train_folder_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     data = tmp_path / "data.npz"
     assert main(["synth", "--seed", "2", "--out", str(data)]) == 0
     assert main(["synth", "--seed", "2", "--out", str(data)]) == 2  # an existing file is not replaced silently
-    assert "pass --overwrite" in capsys.readouterr().err
+    assert "already exists" in capsys.readouterr().err
     assert main(["synth", "--seed", "3", "--out", str(data), "--overwrite"]) == 0
     run = tmp_path / "run"
     argv = ["train", "--stage", "e2e", "--loss", "l1", "--data", str(data), "--epochs", "1", "--out", str(run)]
@@ -179,3 +179,38 @@ def test_train_refuses_bad_user_files_in_one_line(tmp_path: Path, capsys: pytest
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], (extra, err)
     assert not out.exists()  # every file is checked before the run folder is made
+
+
+def test_synth_overwrite_never_replaces_a_users_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--overwrite replaces only a file an earlier synth wrote (and nobody changed since), checked before any work."""
+    import hashlib
+
+    mine = tmp_path / "thesis.npz"
+    mine.write_bytes(b"my own data")
+    before = hashlib.sha256(mine.read_bytes()).hexdigest()
+    for extra in ([], ["--overwrite"]):
+        capsys.readouterr()
+        assert main(["synth", "--out", str(mine), *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(mine) in err[0], err
+        assert hashlib.sha256(mine.read_bytes()).hexdigest() == before
+    ours = tmp_path / "data.npz"
+    assert main(["synth", "--out", str(ours)]) == 0
+    with ours.open("ab") as f:  # changed by hand since synth wrote it: no longer ours to replace
+        f.write(b"edit")
+    edited = hashlib.sha256(ours.read_bytes()).hexdigest()
+    capsys.readouterr()
+    assert main(["synth", "--out", str(ours), "--overwrite"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert hashlib.sha256(ours.read_bytes()).hexdigest() == edited
+
+
+def test_synth_data_scale_is_bounded_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from iclr25.dist_loss.config import MAX_DATA_SCALE, Config
+
+    out = tmp_path / "big.npz"
+    assert main(["synth", "--data-scale", str(MAX_DATA_SCALE + 1), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"[1, {MAX_DATA_SCALE}]" in err[0] and not out.exists(), err
+    with pytest.raises(ValueError, match=f"data_scale must be <= {MAX_DATA_SCALE}"):
+        Config(data_scale=100_000_000)

@@ -56,8 +56,12 @@ def test_cli_writes_results_and_refuses_bad_input(tmp_path: Path, capsys: pytest
     assert saved["meta"]["command"].endswith("epochs_stage2=1") and (out / "head_init.png").is_file()
     assert len((out / "runs.jsonl").read_text().splitlines()) == 6
     capsys.readouterr()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "summary.json").write_text("my notes")
     for bad, message in [
         (argv, "pass --overwrite"),
+        (["--out", str(mine), "--head-seeds", "1", "--overwrite"], "no iclr25 run made"),
         (["--out", str(tmp_path / "x"), "--data-seeds", "a"], "comma-separated integers"),
         (["--out", str(tmp_path / "x"), "lr=-1"], "lr must be > 0"),
         (["--out", str(tmp_path / "x"), "--long-inits", "zero,ones"], "--long-inits takes"),
@@ -65,3 +69,10 @@ def test_cli_writes_results_and_refuses_bad_input(tmp_path: Path, capsys: pytest
         assert main(bad) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], err
+    assert (mine / "summary.json").read_text() == "my notes"
+    assert main([*argv, "--overwrite"]) == 0  # an earlier study's run folder is replaced
+    assert json.loads((out / ".iclr25-run.json").read_text())["files"] == [
+        "head_init.png",
+        "runs.jsonl",
+        "summary.json",
+    ]

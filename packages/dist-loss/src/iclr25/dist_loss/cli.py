@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from iclr25.dist_loss.config import PRESETS, TrainConfig
+from iclr25.dist_loss.config import MAX_DATA_SCALE, PRESETS, TrainConfig
 from iclr25.dist_loss.names import HEAD_INITS
 from iclr25.shared.cli import (
     CliError,
@@ -25,6 +25,7 @@ from iclr25.shared.cli import (
     package_main,
     scale_out_from_args,
 )
+from iclr25.shared.files import check_writable
 from iclr25.shared.run import open_run_folder
 
 if TYPE_CHECKING:
@@ -77,9 +78,13 @@ def _parser() -> argparse.ArgumentParser:
 
     syn = sub.add_parser("synth", help="write the AgeDB-DIR-shaped synthetic task as .npz")
     syn.add_argument("--seed", type=int, default=0)
-    syn.add_argument("--data-scale", type=int, default=1, help="multiply the histograms (default: 1)")
+    syn.add_argument(
+        "--data-scale", type=int, default=1, help=f"multiply the histograms, 1..{MAX_DATA_SCALE} (default: 1)"
+    )
     syn.add_argument("--out", type=Path, required=True, help="output .npz file")
-    syn.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+    syn.add_argument(
+        "--overwrite", action="store_true", help="replace an --out file an earlier synth wrote (never another file)"
+    )
 
     tr = sub.add_parser(
         "train",
@@ -172,30 +177,14 @@ def _parse_shots(text: str) -> tuple[float, float]:
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
-    if args.data_scale < 1:
-        raise CliError(f"--data-scale must be >= 1, got {args.data_scale}")
-    if args.out.is_dir():
-        raise CliError(f"--out {args.out} is a folder; give a .npz file name")
-    if args.out.exists() and not args.overwrite:
-        raise CliError(f"{args.out} exists; pass --overwrite to replace it")
-    import os
-    import tempfile
-
-    import numpy as np
-
+    if not 1 <= args.data_scale <= MAX_DATA_SCALE:
+        raise CliError(f"--data-scale must be an integer in [1, {MAX_DATA_SCALE}], got {args.data_scale}")
+    check_writable(args.out, args.overwrite)  # before any work: a new file, or one an earlier synth wrote
     from iclr25.dist_loss.data import make_tabular
+    from iclr25.shared.files import save_arrays
 
     d = make_tabular(args.seed, args.data_scale)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".npz", dir=args.out.parent)  # written whole, then renamed into place
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **d.__dict__)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, args.out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    save_arrays(args.out, d.__dict__, overwrite=args.overwrite)
     print(f"wrote {args.out}: {d.y_train.size} train / {d.y_val.size} val / {d.y_test.size} test samples")
     return 0
 
@@ -243,6 +232,7 @@ def _train(
     from iclr25.dist_loss.train import MLP, evaluate, fit, make_loss, rrt
     from iclr25.shared.device import configure_torch, pick_device
     from iclr25.shared.fabric import Checkpointer, ScaleOut
+    from iclr25.shared.files import save_torch
     from iclr25.shared.logging import MetricsLogger
     from iclr25.shared.progress import progress
     from iclr25.shared.results import atomic_write_json
@@ -291,7 +281,7 @@ def _train(
         else:
             backbone = train_full("l1", "plain")
             if not is_follower():
-                torch.save({"arch": arch, "state_dict": backbone.state_dict()}, run_dir / "backbone.pt")
+                save_torch(run_dir / "backbone.pt", {"arch": arch, "state_dict": backbone.state_dict()})
         model, _ = rrt(backbone, method, x_tr, data.y_train, x_val, data.y_val, cfg.epochs, cfg.batch_size,
                        cfg.lr, gen, head_init=args.head_init, **scale(f"rrt-{method}"), **kw)  # fmt: skip
         bar.update()
@@ -301,7 +291,7 @@ def _train(
     many, few = shots
     split = {"target": cfg.target, "val_fraction": cfg.val_fraction, "test_fraction": cfg.test_fraction}
     record = {"grid": grid, "shots": {"many": float(many), "few": float(few)}, "split": split}
-    torch.save({"arch": arch, "state_dict": model.state_dict(), "method": method, **record}, run_dir / "model.pt")
+    save_torch(run_dir / "model.pt", {"arch": arch, "state_dict": model.state_dict(), "method": method, **record})
     metrics = evaluate(model, x_te, data.y_test, x_tr, data.y_train, many, few, cfg.min_label, cfg.step)
     summary = {"method": method, "stage": args.stage, "test": metrics, "grid": grid, "shots": record["shots"]}
     atomic_write_json(run_dir / "metrics.json", summary)

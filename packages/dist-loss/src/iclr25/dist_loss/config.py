@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from iclr25.dist_loss.names import HEAD_INITS, METHODS
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     Each,
     FiniteFloat,
     Flag,
@@ -26,6 +27,7 @@ from iclr25.shared.validate import (
 )
 
 GATE_METHODS = ("l1", "dist")
+MAX_DATA_SCALE = 64  # x AgeDB-DIR's 12,208 train labels: ~0.8M samples, ~0.1 GB of features (full uses 16)
 
 
 def _check_gate_methods(name: str, value: Any) -> None:
@@ -77,7 +79,9 @@ class Config(Validated):
     """
 
     seeds: PositiveInt = 3
-    data_scale: PositiveInt = 1  # multiplies the AgeDB-DIR histograms (1: 12,208 train labels)
+    data_scale: Annotated[int, AtLeast(1), AtMost(MAX_DATA_SCALE)] = (
+        1  # multiplies the AgeDB-DIR histograms (1: 12,208 train labels)
+    )
     dim: PositiveInt = 16
     label_noise: NonNegativeFloat = 8.0  # spec 6a: makes L1 shrink toward the dense ages
     feature_noise: NonNegativeFloat = 0.05

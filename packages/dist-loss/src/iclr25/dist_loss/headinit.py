@@ -275,7 +275,9 @@ def _main(argv: list[str] | None) -> int:
     parser.add_argument(
         "--long-inits", default="official", help="inits also run with --long-epochs, e.g. zero,official"
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace an earlier study in --out")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace an earlier study's run folder --out (a user's files stay)"
+    )
     parser.add_argument("overrides", nargs="*", help="Config fields key=value (default: the quick preset)")
     args = parser.parse_args(argv)
     data_seeds = _ints(args.data_seeds, "data-seeds")
@@ -286,10 +288,11 @@ def _main(argv: list[str] | None) -> int:
         raise ValueError(f"--long-inits takes some of {','.join(HEAD_INITS)}, got {args.long_inits!r}")
     from iclr25.dist_loss.config import PRESETS
     from iclr25.shared.cli import build_config
+    from iclr25.shared.files import write_text
+    from iclr25.shared.run import check_run_folder, open_run_folder
 
     config = build_config(PRESETS["quick"], overrides=args.overrides)
-    if (args.out / "summary.json").exists() and not args.overwrite:
-        raise ValueError(f"{args.out} holds a study; pass --overwrite to replace it")
+    check_run_folder(args.out, args.overwrite)  # before the study: a new folder, or an earlier study's
     import os
 
     import torch
@@ -301,8 +304,6 @@ def _main(argv: list[str] | None) -> int:
                                  args.long_epochs, steps, long_inits)  # fmt: skip
     end = os.times()
     summary = summarise(rows)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     command = " ".join([PROG, *(argv if argv is not None else sys.argv[1:])])
     meta = {
         "command": command,
@@ -312,8 +313,10 @@ def _main(argv: list[str] | None) -> int:
         "fail_rule": f"ratio few-shot MAE Dist/L1 >= {FAIL_RATIO}; gate margin {GATE_RATIO}",
         "config": {k: getattr(config, k) for k in ("epochs_stage1", "epochs_stage2", "lam", "eps", "bw", "batch_size")},
     }
-    (args.out / "summary.json").write_text(json.dumps({"meta": meta, "summary": summary, "line": line}, indent=1))
-    _figure(summary, line, args.out / "head_init.png")
+    with open_run_folder(args.out, args.overwrite, paper="dist-loss", command="head-init") as folder:
+        write_text(folder / "runs.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+        write_text(folder / "summary.json", json.dumps({"meta": meta, "summary": summary, "line": line}, indent=1))
+        _figure(summary, line, folder / "head_init.png")
     for key, entry in summary.items():
         print(f"{key}: ratio mean {entry['ratio_mean']}, failures {entry['failures']}/{entry['n']}")
     return 0
