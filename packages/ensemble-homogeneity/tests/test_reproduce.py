@@ -97,6 +97,27 @@ def test_gate_fails_without_the_finite_pool_factor(ci_run, monkeypatch):
 
 
 @pytest.mark.claims
+def test_curve_gate_fails_for_an_estimator_right_only_at_the_endpoints(ci_run, monkeypatch):
+    """A wrong closed form that is non-increasing and exact at M = 1 and M = P (the old gate's only checks): the
+    factor (P - M)/(P - 1) instead of (P/(P-1))(1/M - 1/P). Directly formed M-ensembles expose it."""
+    report, out = ci_run
+
+    def broken(probs, y, sizes, loss="brier_true"):
+        bias, var = A._pool_moments(probs, y, loss)
+        P = probs.shape[0]
+        return bias.mean() + (P - np.asarray(sizes, float)) / (P - 1) * var.mean()
+
+    monkeypatch.setattr(A, "subset_mean_curve", broken)
+    judged = _rejudge(report, out, SYN)
+    r = EnsemblePredictions.from_npz(out / f"preds_{SYN}.npz")
+    curve = broken(r.probs, r.labels, [1, 2, 4, 8, 16])
+    j = A.jensen_gap(r.probs, r.labels, "brier_true")
+    assert np.all(np.diff(curve) <= 0)  # what the old gate checked still holds ...
+    assert abs(curve[0] - j["mean_member"]) < 1e-9 and abs(curve[-1] - j["ensemble"]) < 1e-9
+    assert not judged[f"curve_{SYN}"].holds  # ... and the new one fails
+
+
+@pytest.mark.claims
 def test_gate_fails_for_a_dependent_pair(ci_run, monkeypatch):
     """The two-model estimator needs two independent members: a member paired with itself has V̂ = 0."""
     report, out = ci_run

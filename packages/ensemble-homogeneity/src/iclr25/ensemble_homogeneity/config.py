@@ -96,6 +96,9 @@ class Config(Validated):
     n_pairs: PositiveInt = 10  # random pairs of the two-model estimate
     estimate_sizes: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1))] = (4, 16)
     estimate_tolerance: PositiveFloat = 0.10  # gated: |estimate - measured| / measured
+    # gated: the closed-form subset-mean curve against directly measured random M-member ensembles
+    curve_subsets: Annotated[int, AtLeast(2)] = 200  # random subsets per size
+    curve_z: PositiveFloat = 4.0  # |direct mean - closed form| <= curve_z standard errors (+ 1e-9)
     # heterogeneous counter-example ("" = skip)
     hetero_dataset: Annotated[
         str, Satisfies(_check_hetero_dataset, "'' (skip) or one of " + ", ".join(TABULAR_DATASETS), "mnist")
