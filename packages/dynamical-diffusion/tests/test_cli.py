@@ -48,11 +48,19 @@ def test_verbs_never_write_into_a_users_folder_or_file(tmp_path: Path, capsys: p
     assert [p.name for p in mine.iterdir()] == ["thesis.tex"]
     precious = tmp_path / "precious.npy"
     precious.write_text("keep")
-    assert main(["simulate", "pde1d", "--n", "2", "--out", str(precious)]) == 2
-    assert "--overwrite" in capsys.readouterr().err and precious.read_text() == "keep"
-    assert main(["simulate", "pde1d", "--n", "2", "--out", str(precious), "--overwrite"]) == 0
-    assert np.load(precious).shape[0] == 2
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "precious.npy"]
+    for extra in ([], ["--overwrite"]):  # a user's file is never replaced, --overwrite or not
+        assert main(["simulate", "pde1d", "--n", "2", "--out", str(precious), *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(precious) in err[0] and precious.read_text() == "keep", err
+    ours = tmp_path / "ours.npy"
+    assert main(["simulate", "pde1d", "--n", "2", "--out", str(ours)]) == 0
+    assert main(["simulate", "pde1d", "--n", "3", "--out", str(ours), "--overwrite"]) == 0  # simulate's own file
+    assert np.load(ours).shape[0] == 3
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == [
+        "mine",
+        "ours.npy",
+        "precious.npy",
+    ]
 
 
 def test_simulate(tmp_path: Path) -> None:
@@ -85,7 +93,9 @@ def test_ns2d_two_channel_train_and_sample(tmp_path: Path) -> None:
         (["reproduce", "seeds=0"], "seeds must be an integer >= 1"),
         (["reproduce", "ablation_ratios=0.5,2"], "ablation_ratios[1] must lie in [0, 1]"),
         (["sample", "--checkpoint", "missing.pt", "--out", "x", "--n-samples", "0"], "--n-samples must be >= 1"),
-        (["simulate", "pde1d", "--n", "0", "--out", "x.npy"], "--n must be >= 1"),
+        (["simulate", "pde1d", "--n", "0", "--out", "x.npy"], "--n must be in [1, 1000000]"),
+        (["simulate", "pde2d", "--size", "100000000", "--out", "x.npy"], "--size in [8, 256]"),
+        (["simulate", "ns2d", "--n", "100000", "--size", "256", "--out", "x.npy"], "4 GiB of float32"),
         (["simulate", "pde1d", "--out", "x.txt"], "must name a .npy file"),
     ],
 )

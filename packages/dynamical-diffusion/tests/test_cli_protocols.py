@@ -53,9 +53,18 @@ def test_paired_verb(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert "| dydiff | 5 |" in capsys.readouterr().out
     assert json.loads((tmp_path / "p" / "paired.json").read_text())["vs_dpm"]["dydiff"]["p_sign_flip"] == 2 / 32
     assert main(["paired", *runs]) == 2  # an earlier result is replaced only with --overwrite
-    assert "--overwrite" in capsys.readouterr().err
+    assert "already exists" in capsys.readouterr().err
     assert main(["paired", *runs, "--overwrite", "--models", "dydiff_r9"]) == 2
     assert "no run has ['dydiff_r9']" in capsys.readouterr().err
+    assert main(["paired", *runs, "--overwrite", "--models", "dydiff"]) == 0  # its own earlier files: replaced
+    capsys.readouterr()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "paired.md").write_text("my notes")
+    for extra in ([], ["--overwrite"]):  # a user's file is never replaced
+        assert main(["paired", *runs[:-1], str(mine), *extra]) == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+        assert (mine / "paired.md").read_text() == "my notes" and not (mine / "paired.json").exists()
 
 
 def test_ts_bench_verb(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

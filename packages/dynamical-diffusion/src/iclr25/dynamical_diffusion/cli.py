@@ -21,6 +21,7 @@ from iclr25.shared.cli import (
     package_main,
     scale_out_from_args,
 )
+from iclr25.shared.files import check_writable
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import DEVICES, check_run_folder
 
@@ -28,6 +29,8 @@ PROG = "iclr25-dynamical-diffusion"
 SLUG = "dynamical-diffusion"
 SCALES = tuple(PRESETS)
 DATASETS = ("pde1d", "pde2d", "heat", "ns2d", "ts")
+# `simulate` bounds, refused before any work: the paper's grids are at most 128 cells a side
+MAX_SIMULATE_N, MAX_SIMULATE_SIZE, MAX_SIMULATE_VALUES = 1_000_000, 256, 2**30
 
 EPILOG = """examples:
   iclr25-dynamical-diffusion reproduce --scale quick
@@ -68,7 +71,9 @@ def _parser():
     pa.add_argument("--runs", type=Path, nargs="+", required=True, help="run folders of one setting (results.json)")
     pa.add_argument("--out", type=Path, required=True, help="folder for paired.json and paired.md")
     pa.add_argument("--models", default=None, help="comma-separated variants to compare (default: all)")
-    pa.add_argument("--overwrite", action="store_true", help="replace an earlier paired.json/paired.md")
+    pa.add_argument(
+        "--overwrite", action="store_true", help="replace the paired.json/paired.md an earlier `paired` wrote"
+    )
     tu = sub.add_parser("eval-turbulence", help="the official Turbulence test protocol on a test.npz.npy")
     tu.add_argument("--checkpoint", type=Path, required=True, help="model.pt written by `train` (4 of 15 frames)")
     tu.add_argument("--data", type=Path, required=True, help="official Turbulence test file (N, L, 2, H, W)")
@@ -90,11 +95,11 @@ def _parser():
     ts.add_argument("--device", choices=DEVICES, default="auto")
     si = sub.add_parser("simulate", help="write a generated data set as .npy")
     si.add_argument("dataset", choices=DATASETS)
-    si.add_argument("--n", type=int, default=100, help="sequences (or time steps for ts)")
-    si.add_argument("--size", type=int, default=32)
+    si.add_argument("--n", type=int, default=100, help=f"sequences (or time steps for ts), 1..{MAX_SIMULATE_N}")
+    si.add_argument("--size", type=int, default=32, help=f"cells per axis, 8..{MAX_SIMULATE_SIZE}")
     si.add_argument("--seed", type=int, default=0)
     si.add_argument("--out", type=Path, required=True, help="the .npy file to write")
-    si.add_argument("--overwrite", action="store_true", help="replace an existing file")
+    si.add_argument("--overwrite", action="store_true", help="replace a file an earlier simulate wrote (never another)")
     return parser
 
 
@@ -116,6 +121,7 @@ def _train(args) -> int:
     from iclr25.dynamical_diffusion.training import train
     from iclr25.shared.device import configure_torch, pick_device
     from iclr25.shared.fabric import Checkpointer
+    from iclr25.shared.files import save_torch
     from iclr25.shared.logging import MetricsLogger, NullLogger
     from iclr25.shared.results import atomic_write_json
     from iclr25.shared.run import is_follower, launch_fabric, open_run_folder
@@ -156,7 +162,7 @@ def _train(args) -> int:
         if is_follower():  # rank 0 writes the model and the summary
             return 0
         state = {"config": asdict(config), "seed": args.seed, "state_dict": model.net.state_dict()}
-        torch.save(state, out / "model.pt")
+        save_torch(out / "model.pt", state)
         atomic_write_json(out / "train.json", {"final_loss": stats.final_loss, "steps_per_s": stats.steps_per_s})
     print(
         f"trained r={config.gamma_ratio} on {config.dataset}: final loss {stats.final_loss:.4f}, "
@@ -203,6 +209,7 @@ def _sample(args) -> int:
     from iclr25.dynamical_diffusion.reproduce import make_data
     from iclr25.dynamical_diffusion.training import sample_batched
     from iclr25.shared.device import pick_device
+    from iclr25.shared.files import write_with
     from iclr25.shared.results import atomic_write_json
     from iclr25.shared.run import open_run_folder
 
@@ -219,8 +226,8 @@ def _sample(args) -> int:
         samples, secs = sample_batched(
             model, test[:, : config.n_context], test.shape[1], n_samples, ddim, seed=args.seed, clip_x0=args.clip_x0
         )
-        np.save(out / "samples.npy", samples.cpu().numpy())
-        np.save(out / "truth.npy", test_np)
+        write_with(out / "samples.npy", lambda f: np.save(f, samples.cpu().numpy()))
+        write_with(out / "truth.npy", lambda f: np.save(f, test_np))
         atomic_write_json(out / "meta.json", {"n_context": config.n_context, "seconds": secs})
     print(f"wrote {tuple(samples.shape)} samples to {args.out / 'samples.npy'} in {secs:.1f} s")
     return 0
@@ -254,11 +261,11 @@ def _eval(args) -> int:
 
 def _paired(args) -> int:
     models = [m for m in args.models.split(",") if m] if args.models else None
-    if not args.overwrite and any((args.out / f).exists() for f in ("paired.json", "paired.md")):
-        raise CliError(f"{args.out} already holds paired.json/paired.md; pass --overwrite to replace them")
+    for name in ("paired.json", "paired.md"):  # new files, or ones an earlier `paired` wrote (--overwrite)
+        check_writable(args.out / name, args.overwrite)
     from iclr25.dynamical_diffusion.stats import write_paired
 
-    write_paired(args.runs, args.out, models=models)
+    write_paired(args.runs, args.out, models=models, overwrite=args.overwrite)
     print((args.out / "paired.md").read_text(), end="")
     return 0
 
@@ -308,15 +315,24 @@ def _ts_bench(args) -> int:
 
 
 def _simulate(args) -> int:
-    if args.n < 1 or args.size < 8:
-        raise CliError(f"--n must be >= 1 and --size >= 8, got {args.n} and {args.size}")
+    if not 1 <= args.n <= MAX_SIMULATE_N or not 8 <= args.size <= MAX_SIMULATE_SIZE:
+        raise CliError(
+            f"--n must be in [1, {MAX_SIMULATE_N}] and --size in [8, {MAX_SIMULATE_SIZE}], got {args.n} and {args.size}"
+        )
+    per_item = {"pde1d": 8 * args.size, "pde2d": 15 * args.size**2, "heat": 15 * args.size**2}
+    values = args.n * {**per_item, "ns2d": 30 * args.size**2, "ts": 8}[args.dataset]
+    if values > MAX_SIMULATE_VALUES:
+        raise CliError(
+            f"{args.dataset} with --n {args.n} --size {args.size} would hold {values:,} values; at most "
+            f"{MAX_SIMULATE_VALUES:,} (4 GiB of float32) are allowed: lower --n or --size"
+        )
     if args.out.suffix != ".npy":
         raise CliError(f"--out must name a .npy file, got {args.out}")
-    if args.out.is_dir() or (args.out.exists() and not args.overwrite):
-        raise CliError(f"{args.out} exists; pass --overwrite to replace it or choose another --out")
+    check_writable(args.out, args.overwrite)  # before the simulation: a new file, or one `simulate` wrote
     import numpy as np
 
     from iclr25.dynamical_diffusion import data
+    from iclr25.shared.files import write_with
 
     if args.dataset == "pde1d":
         arr = data.simulate_advection_diffusion_1d(args.n, size=args.size, seed=args.seed)
@@ -328,13 +344,7 @@ def _simulate(args) -> int:
         arr = data.simulate_navier_stokes_2d(args.n, size=args.size, seed=args.seed)
     else:
         arr = data.synthetic_multivariate_ts(args.n, seed=args.seed)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    partial = args.out.with_name(f".{args.out.stem}.partial.npy")  # renamed into place when written
-    try:
-        np.save(partial, arr)
-        partial.replace(args.out)
-    finally:
-        partial.unlink(missing_ok=True)
+    write_with(args.out, lambda f: np.save(f, arr), overwrite=args.overwrite)
     print(f"wrote {args.dataset} {arr.shape} to {args.out}")
     return 0
 

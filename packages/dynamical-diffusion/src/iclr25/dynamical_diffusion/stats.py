@@ -173,10 +173,15 @@ def paired_markdown(result: dict) -> str:
 
 
 def write_paired(
-    runs: Sequence[str | Path], out: str | Path, metric: str = "crps", models: Sequence[str] | None = None
+    runs: Sequence[str | Path],
+    out: str | Path,
+    metric: str = "crps",
+    models: Sequence[str] | None = None,
+    overwrite: bool = False,
 ) -> dict:
     """Merge the per-seed rows of run folders (or results.json files) and write paired.json and paired.md;
-    `models` keeps only these DyDiff variants (Holm then runs over them alone)."""
+    `models` keeps only these DyDiff variants (Holm then runs over them alone). Both files are new, or with
+    `overwrite` ones an earlier call wrote (the guarded writer's rule)."""
     import json
 
     from iclr25.shared.results import atomic_write_json, atomic_write_text
@@ -199,7 +204,7 @@ def write_paired(
     result["runs"] = [doc.get("command", "") for doc in docs]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / "paired.json", result)
+    atomic_write_json(out / "paired.json", result, overwrite=overwrite)
     commands = "\n".join(f"- `{c}`" for c in result["runs"])
-    atomic_write_text(out / "paired.md", f"{paired_markdown(result)}\nRuns merged:\n{commands}\n")
+    atomic_write_text(out / "paired.md", f"{paired_markdown(result)}\nRuns merged:\n{commands}\n", overwrite=overwrite)
     return result
