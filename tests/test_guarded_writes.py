@@ -48,7 +48,8 @@ def _writing_mode(call: ast.Call, position: int) -> bool:
 
 def bypassing_writes(source: str, filename: str = "<source>") -> list[str]:
     """`file:line: call` for each call in `source` that writes a file without the guarded writer. A call inside a
-    lambda handed to `write_with` (which gives it the guarded file object) is the writer's own use."""
+    lambda handed to `write_with` (which gives it the guarded file object) is the writer's own use, and so is a
+    third-party writer (`lmdb.open`) in a function that passes its target through `claim_path` first."""
     tree = ast.parse(source, filename)
     inside_writer: set[int] = set()
     for node in ast.walk(tree):
@@ -56,18 +57,40 @@ def bypassing_writes(source: str, filename: str = "<source>") -> list[str]:
             for arg in node.args[1:]:
                 if isinstance(arg, ast.Lambda):
                     inside_writer.update(id(n) for n in ast.walk(arg))
+    parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    claiming = {
+        scope
+        for scope in ast.walk(tree)
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef)
+        and any(isinstance(n, ast.Call) and _dotted(n.func).split(".")[-1] == "claim_path" for n in ast.walk(scope))
+    }
+
+    def in_claiming_function(node: ast.AST) -> bool:
+        while node in parents:
+            node = parents[node]
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                return node in claiming
+        return False
+
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or id(node) in inside_writer:
             continue
         name = _dotted(node.func)
         method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        to_text = (  # to_csv()/to_json() without a path return the text
+            method in ("to_csv", "to_json") and not node.args and not any(k.arg == "path_or_buf" for k in node.keywords)
+        )
         writes = (
             name in WRITING_FUNCTIONS
-            or method in WRITING_METHODS
+            or (method in WRITING_METHODS and not to_text)
             or (name in OPENERS and _writing_mode(node, 1))
             or (method == "open" and name not in OPENERS and _writing_mode(node, 0))  # Path.open("w")
-            or (name == "lmdb.open" and not any(k.arg == "readonly" for k in node.keywords))
+            or (
+                name == "lmdb.open"
+                and not any(k.arg == "readonly" for k in node.keywords)
+                and not in_claiming_function(node)
+            )
         )
         if writes:
             found.append(f"{filename}:{node.lineno}: {name or method}(...)")
@@ -106,6 +129,8 @@ def test_every_allowed_file_exists() -> None:
         "shutil.rmtree(folder)",
         "os.replace(tmp, out)",
         "lmdb.open(str(path), map_size=1 << 30)",
+        "df.to_csv(path)",
+        "def f(a, path):\n    claim_path(a)\n\ndef g(path):\n    lmdb.open(str(path), map_size=1)",
         "write_with(path, lambda f: f.write(b'x')); np.save(other, x)",
     ],
 )
@@ -124,6 +149,8 @@ def test_the_scan_finds_a_bypassing_write(code: str) -> None:
         "Path(p).open(encoding='utf-8')",
         "lmdb.open(str(path), readonly=True, lock=False)",
         "text.replace('a', 'b')",
+        "df.to_json(orient='split')",
+        "def f(path):\n    path = claim_path(path)\n    lmdb.open(str(path), map_size=1)",
     ],
 )
 def test_the_scan_passes_reads_and_guarded_writes(code: str) -> None:

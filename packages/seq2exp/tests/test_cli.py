@@ -67,7 +67,9 @@ def test_call_peaks_npy_and_bedgraph(tmp_path, capsys):
         (["mask", "--model", "afile", "--out", "m.bed"], "afile"),
         (["call-peaks", "--bigwig", "afile", "--out", "x.bed"], "afile"),
         (["call-peaks", "--bigwig", "nothere.bedGraph", "--out", "x.bed"], "nothere.bedGraph"),
-        (["generate", "--out", "afile"], "exists"),
+        (["generate", "--out", "afile.npz"], "exists"),
+        (["generate", "--out", "afile"], "exists"),  # np.savez's name for it, afile.npz, is the user's
+        (["generate", "--out", "afile.npz", "--overwrite"], "not written by iclr25"),
         (["generate", "--n", "3", "--out", "g.npz"], "--n"),
         (["reproduce", "epochs=0"], "epochs"),
         (["reproduce", "truth=region"], "truth"),
@@ -76,6 +78,7 @@ def test_call_peaks_npy_and_bedgraph(tmp_path, capsys):
 def test_bad_input_one_line(argv, needle, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "afile").write_text("not a checkpoint\n")
+    (tmp_path / "afile.npz").write_bytes(b"a user's archive")
     try:
         code = main(argv)
     except SystemExit as e:  # argparse's own errors
@@ -83,6 +86,7 @@ def test_bad_input_one_line(argv, needle, tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert code == 2, err
     assert err.count("\n") == 1 and "Traceback" not in err and needle in err, err
+    assert (tmp_path / "afile.npz").read_bytes() == b"a user's archive"
 
 
 def _bigwig(path, n=5000):

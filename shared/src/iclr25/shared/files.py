@@ -138,27 +138,30 @@ def _atomic(path: Path, fill: Callable[[IO[bytes]], Any], *, replace: bool = Tru
         Path(tmp).unlink(missing_ok=True)
 
 
-def write_with(path: str | Path, fill: Callable[[IO[bytes]], Any], *, overwrite: bool = False) -> Path:
+def write_with(
+    path: str | Path, fill: Callable[[IO[bytes]], Any], *, overwrite: bool = False, record: bool = True
+) -> Path:
     """Write `path` atomically by calling `fill(binary_file)` (e.g. `lambda f: np.savez(f, **arrays)`), after the
-    guard's check; the one primitive every other writer here uses."""
+    guard's check; the one primitive every other writer here uses. Outside a run folder the file is noted in the
+    folder's ledger (so `overwrite=True` may replace it later) unless `record` is False (new source files)."""
     path = check_writable(path, overwrite)
     path.parent.mkdir(parents=True, exist_ok=True)
     inside = _holder(path) is not None
     existed = path.exists()
     _atomic(path, fill, replace=inside or existed)
-    if not inside:
+    if not inside and record:
         _note_in_ledger(path)
     return path
 
 
-def write_bytes(path: str | Path, data: bytes, *, overwrite: bool = False) -> Path:
+def write_bytes(path: str | Path, data: bytes, *, overwrite: bool = False, record: bool = True) -> Path:
     """Write `data` to `path` atomically, through the guard."""
-    return write_with(path, lambda f: f.write(data), overwrite=overwrite)
+    return write_with(path, lambda f: f.write(data), overwrite=overwrite, record=record)
 
 
-def write_text(path: str | Path, text: str, *, overwrite: bool = False) -> Path:
+def write_text(path: str | Path, text: str, *, overwrite: bool = False, record: bool = True) -> Path:
     """Write `text` (UTF-8) to `path` atomically, through the guard."""
-    return write_bytes(path, text.encode("utf-8"), overwrite=overwrite)
+    return write_bytes(path, text.encode("utf-8"), overwrite=overwrite, record=record)
 
 
 def write_json(path: str | Path, data: Any, *, overwrite: bool = False, indent: int = 2) -> Path:

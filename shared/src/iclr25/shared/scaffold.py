@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from iclr25.shared.files import edit_source_file, write_text
+
 SLUG_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
 FILES: dict[str, str] = {
@@ -332,7 +334,7 @@ def _register(root: Path, slug: str) -> None:
 
     insert(re.compile(r'^    "iclr25-(?!shared)[a-z0-9-]+",$'), f'    "{dist}",')
     insert(re.compile(r"^iclr25-(?!shared)[a-z0-9-]+ = \{ workspace = true \}$"), f"{dist} = {{ workspace = true }}")
-    path.write_text("\n".join(lines) + "\n")
+    edit_source_file(path, "\n".join(lines) + "\n")
 
 
 def new_package(root: Path, slug: str, title: str) -> Path:
@@ -347,7 +349,6 @@ def new_package(root: Path, slug: str, title: str) -> Path:
     values = {"slug": slug, "module": slug.replace("-", "_"), "title": title.strip()}
     for relative, template in FILES.items():
         path = folder / relative.format(**values)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(template.format(**values))
+        write_text(path, template.format(**values), record=False)  # new source files only, no ledger beside them
     _register(root, slug)
     return folder

@@ -59,6 +59,7 @@ def _sets(args: argparse.Namespace) -> int:
     from iclr25.fair_conformal_sets import calibrate, data, metrics
     from iclr25.fair_conformal_sets.decision import SimulatedDecisionMaker
     from iclr25.fair_conformal_sets.predictor import ConformalSets
+    from iclr25.shared.files import save_arrays
     from iclr25.shared.results import atomic_write_json
     from iclr25.shared.run import open_run_folder
 
@@ -99,7 +100,8 @@ def _sets(args: argparse.Namespace) -> int:
         "simulated_decisions": metrics.disparate_impact(accuracy),
     }
     with open_run_folder(_out(args, "sets"), args.overwrite, paper=SLUG, command="sets") as folder:
-        np.savez_compressed(folder / "sets.npz", sets=shown, index=index, labels=test.labels, groups=test.groups)
+        arrays = {"sets": shown, "index": index, "labels": test.labels, "groups": test.groups}
+        save_arrays(folder / "sets.npz", arrays, compressed=True)
         atomic_write_json(folder / "report.json", report)
     before = report["before_filling"]
     print(f"{cfg.score} / {cfg.mode}, alpha = {cfg.alpha}: {len(cal)} calibration, {len(test)} test items")

@@ -22,6 +22,7 @@ from iclr25.shared.cli import (
     package_main,
     positive_float,
 )
+from iclr25.shared.files import check_writable, save_torch, write_text
 from iclr25.shared.run import DEVICES, open_run_folder
 
 PROG = "iclr25-seq2exp"
@@ -42,7 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--center-len", type=int_at_least(1), default=128, help="promoter window (default: 128)")
     gen.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     gen.add_argument("--out", type=Path, required=True, help="the .npz file to write")
-    gen.add_argument("--overwrite", action="store_true", help="replace an existing file")
+    gen.add_argument(
+        "--overwrite", action="store_true", help="replace a file an earlier iclr25 run wrote (never another file)"
+    )
     tr = sub.add_parser("train", help="train one model on a dataset .npz (default: planted data) and test it")
     tr.add_argument("--model", choices=TRAIN_MODELS, default="seq2exp-soft", help="model (default: %(default)s)")
     tr.add_argument("--data", type=Path, help="dataset .npz from `generate` (default: planted data, --n genes)")
@@ -67,32 +70,38 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--chrom", help="chromosome to call (default: every one in the file; .npy: 'track')")
     cp.add_argument("--d", type=int_at_least(1), default=200, help="pileup window (default: 200)")
     cp.add_argument("--qvalue", type=positive_float, default=0.05, help="q-value cut-off (default: 0.05)")
-    cp.add_argument("--overwrite", action="store_true", help="replace an existing file")
+    cp.add_argument(
+        "--overwrite", action="store_true", help="replace a file an earlier iclr25 run wrote (never another file)"
+    )
     mk = sub.add_parser("mask", help="export a trained Seq2Exp model's masks (E[m] >= threshold) as BED")
     mk.add_argument("--model", type=Path, required=True, help="model.pt written by `train --model seq2exp-*`")
     mk.add_argument("--data", type=Path, help="dataset .npz (default: the model's planted data)")
     mk.add_argument("--export", choices=("bed",), default="bed", help="output format (default: bed)")
     mk.add_argument("--out", type=Path, required=True, help="BED file (chrom = window index)")
-    mk.add_argument("--overwrite", action="store_true", help="replace an existing file")
+    mk.add_argument(
+        "--overwrite", action="store_true", help="replace a file an earlier iclr25 run wrote (never another file)"
+    )
     mk.add_argument("--device", choices=DEVICES, default="auto")
     return parser
 
 
 def _check_out_file(path: Path, overwrite: bool) -> None:
-    if path.exists() and (path.is_dir() or not overwrite):
-        raise CliError(f"{path} exists; pass --overwrite to replace it or choose another --out")
+    """Refuse, before any work, an output file that exists (with --overwrite: one iclr25 did not write)."""
+    check_writable(path, overwrite)
     if not path.parent.is_dir():
         raise CliError(f"{path.parent} is not a folder; choose another --out")
 
 
 def _generate(args: argparse.Namespace) -> int:
-    _check_out_file(args.out, args.overwrite)
+    _check_out_file(
+        args.out if args.out.suffix == ".npz" else args.out.with_name(args.out.name + ".npz"), args.overwrite
+    )
     if args.center_len >= args.length // 2:
         raise CliError(f"--center-len must be < length/2 = {args.length // 2}")
     from iclr25.seq2exp.data import generate_planted_dataset, save_dataset
 
     data = generate_planted_dataset(args.n, args.length, 3, args.seed, center_len=args.center_len)
-    path = save_dataset(args.out, data)
+    path = save_dataset(args.out, data, overwrite=args.overwrite)
     print(
         f"wrote {path}: {args.n} windows of {args.length} bp, motif-level truth fraction {data['true_mask'].mean():.4f}"
     )
@@ -130,7 +139,6 @@ def _train(args: argparse.Namespace) -> int:
     import dataclasses
 
     import numpy as np
-    import torch
 
     from iclr25.seq2exp.reproduce import macs_masks
     from iclr25.seq2exp.training import model_config, train_and_test
@@ -160,12 +168,12 @@ def _train(args: argparse.Namespace) -> int:
         state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
         mcfg = dataclasses.asdict(model_config(cfg, args.model))
         data_spec = {"n": args.n, "length": length, "seed": args.seed, "center_len": cfg.center_len}
-        torch.save(
+        save_torch(
+            folder / "model.pt",
             {"model": args.model, "config": {k: list(v) if isinstance(v, tuple) else v for k, v in mcfg.items()},
              "state_dict": state, "data": data_spec if args.data is None else None},
-            folder / "model.pt",
         )  # fmt: skip
-        (folder / "metrics.json").write_text(json.dumps(result, indent=1) + "\n")
+        write_text(folder / "metrics.json", json.dumps(result, indent=1) + "\n")
     print(json.dumps({k: round(v, 5) if isinstance(v, float) else v for k, v in result.items()}, indent=1))
     print(f"model and metrics written to {out}")
     return 0
@@ -255,14 +263,15 @@ def _call_peaks(args: argparse.Namespace) -> int:
                     tracks[chrom] = read_track(p, chrom, 0, end)
     if not tracks:
         raise CliError(f"{path} holds no chromosome {args.chrom!r}")
-    n = 0
-    with open(args.out, "w", encoding="utf-8") as f:
-        for chrom, track in tracks.items():
-            _, peaks = call_peaks_macs_style(track, d=args.d, qvalue=min(args.qvalue, 1.0))
-            for a, b, score in peaks:
-                f.write(f"{chrom}\t{a}\t{b}\tpeak{n}\t{min(int(score * 10), 1000)}\n")
-                n += 1
-    print(f"{n} peaks written to {args.out}")
+    lines = []
+    for chrom, track in tracks.items():
+        _, peaks = call_peaks_macs_style(track, d=args.d, qvalue=min(args.qvalue, 1.0))
+        lines += [
+            f"{chrom}\t{a}\t{b}\tpeak{len(lines) + i}\t{min(int(score * 10), 1000)}\n"
+            for i, (a, b, score) in enumerate(peaks)
+        ]
+    write_text(args.out, "".join(lines), overwrite=args.overwrite)
+    print(f"{len(lines)} peaks written to {args.out}")
     return 0
 
 
@@ -278,13 +287,9 @@ def _mask(args: argparse.Namespace) -> int:
     from iclr25.seq2exp.training import Arrays, predict
 
     out = predict(model, Arrays.from_numpy(data, np.arange(len(data["y"]))), device="cpu", keep_mask=True)
-    count = 0
-    with open(args.out, "w", encoding="utf-8") as f:
-        for i, row in enumerate(out["mask"] >= model.config.threshold):
-            for a, b in runs(row):
-                f.write(f"{i}\t{a}\t{b}\n")
-                count += 1
-    print(f"{count} masked-in intervals over {len(out['mask'])} windows written to {args.out}")
+    lines = [f"{i}\t{a}\t{b}\n" for i, row in enumerate(out["mask"] >= model.config.threshold) for a, b in runs(row)]
+    write_text(args.out, "".join(lines), overwrite=args.overwrite)
+    print(f"{len(lines)} masked-in intervals over {len(out['mask'])} windows written to {args.out}")
     return 0
 
 

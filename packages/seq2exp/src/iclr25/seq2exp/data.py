@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from iclr25.shared.files import save_arrays
+
 BASES = "ACGT"
 _CODE = np.full(256, 4, dtype=np.uint8)
 for _i, _b in enumerate(BASES):
@@ -167,11 +169,16 @@ def generate_planted_dataset(
 DATASET_KEYS = ("seq", "signals", "rna", "y", "blacklist", "split")
 
 
-def save_dataset(path: str | os.PathLike[str], data: dict[str, np.ndarray]) -> Path:
-    """Write a dataset dict as a compressed .npz (plain arrays only)."""
+def npz_path(path: str | os.PathLike[str]) -> Path:
+    """The file `np.savez` would write for `path`: `.npz` appended unless it is there."""
     path = Path(path)
-    np.savez_compressed(path, **{k: np.asarray(v) for k, v in data.items()})
     return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
+
+
+def save_dataset(path: str | os.PathLike[str], data: dict[str, np.ndarray], *, overwrite: bool = False) -> Path:
+    """Write a dataset dict as a compressed .npz (plain arrays only), through the guarded writer."""
+    arrays = {k: np.asarray(v) for k, v in data.items()}
+    return save_arrays(npz_path(path), arrays, compressed=True, overwrite=overwrite)
 
 
 def load_dataset(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:

@@ -14,6 +14,8 @@ import itertools
 import numpy as np
 from scipy.special import gammainc
 
+from iclr25.shared.files import write_text
+
 
 def _window_mean(s: np.ndarray, w: int) -> np.ndarray:
     """Mean of s over a centred window of w bases along the last axis, truncated at the ends."""
@@ -139,7 +141,5 @@ def read_bed(path: str, chrom: str | None = None) -> list[tuple[str, int, int]]:
 def write_bed(path: str, chrom: str, mask: np.ndarray, offset: int = 0) -> int:
     """Write the runs of a 0/1 mask as BED intervals (chrom, start + offset, end + offset); returns their count."""
     spans = runs(np.asarray(mask) > 0.5)
-    with open(path, "w", encoding="utf-8") as f:
-        for a, b in spans:
-            f.write(f"{chrom}\t{a + offset}\t{b + offset}\n")
+    write_text(path, "".join(f"{chrom}\t{a + offset}\t{b + offset}\n" for a, b in spans))
     return len(spans)

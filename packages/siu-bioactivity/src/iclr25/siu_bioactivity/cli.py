@@ -22,6 +22,7 @@ from iclr25.shared.cli import (
     package_main,
     positive_float,
 )
+from iclr25.shared.files import save_arrays, write_json, write_text
 from iclr25.shared.run import open_run_folder
 from iclr25.siu_bioactivity.config import PRESETS
 
@@ -164,7 +165,7 @@ def _generate(args: argparse.Namespace) -> int:
                 (folder / name).mkdir()
                 write_final_dic(dic, folder / name / "final_dic.pkl")
         info = {"vote": world.siu.vote, "train": len(world.siu), "test": len(world.test), "seed": args.seed}
-        (folder / "generate.json").write_text(json.dumps(info, indent=2) + "\n")
+        write_json(folder / "generate.json", info)
     print(f"{len(world.siu)} train / {len(world.test)} test complexes ({args.format}) written to {out}")
     return 0
 
@@ -226,8 +227,8 @@ def _train(args: argparse.Namespace) -> int:
     pred = model.predict(fte, ids)
     ev = evaluate_bioactivity(pred, yte, ids)
     with open_run_folder(out, args.overwrite, paper=SLUG, command="train") as folder:
-        np.savez(folder / "pred.npz", pred=pred, target=yte, pocket_ids=ids.astype(str))
-        (folder / "metrics.json").write_text(json.dumps(ev, indent=1, default=float).replace("NaN", "null") + "\n")
+        save_arrays(folder / "pred.npz", {"pred": pred, "target": yte, "pocket_ids": ids.astype(str)})
+        write_text(folder / "metrics.json", json.dumps(ev, indent=1, default=float).replace("NaN", "null") + "\n")
     print(_table(ev))
     print(f"predictions written to {out / 'pred.npz'}")
     return 0

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from iclr25.shared.files import claim_path, write_bytes
 from iclr25.shared.safeload import NUMPY_ARRAY_GLOBALS, UnsafeFileError, restricted_pickle_load
 
 # The canonical label order of this package (spec §3.1); the official code paths use two different orders.
@@ -232,19 +233,17 @@ def write_unimol_lmdb(records: Iterable[Mapping[str, Any] | SIURecord], path: st
     """Write records as a Uni-Mol single-file LMDB; returns how many were written."""
     import lmdb
 
-    path = Path(path)
+    path = claim_path(path)  # a new file (or one inside the run folder): an existing user file is refused
     path.parent.mkdir(parents=True, exist_ok=True)
     items = [r.to_dict() if isinstance(r, SIURecord) else dict(r) for r in records]
     size = sum(len(pickle.dumps(r)) for r in items) * 2 + (1 << 20)
-    env = lmdb.open(str(path), subdir=False, map_size=size, lock=False)
+    env = lmdb.open(str(path), subdir=False, map_size=size, lock=False)  # lock=False: no "-lock" file is made
     try:
         with env.begin(write=True) as txn:
             for i, rec in enumerate(items):
                 txn.put(str(i).encode("ascii"), pickle.dumps(rec, protocol=4))
     finally:
         env.close()
-    for extra in (Path(str(path) + "-lock"),):
-        extra.unlink(missing_ok=True)
     return len(items)
 
 
@@ -300,7 +299,7 @@ def write_atom3d_lmdb(items: Iterable[Mapping[str, Any]], path: str | Path, fmt:
 
     if fmt not in ("pkl", "json"):
         raise ValueError(f"fmt must be one of pkl, json; got {fmt!r}")
-    path = Path(path)
+    path = claim_path(path)  # a new folder (or one inside the run folder): an existing one is refused
     path.mkdir(parents=True, exist_ok=True)
     blobs, id_to_idx = [], {}
     for i, item in enumerate(items):
@@ -309,7 +308,7 @@ def write_atom3d_lmdb(items: Iterable[Mapping[str, Any]], path: str | Path, fmt:
         x["types"]["types"] = str(type(x["types"]))
         blobs.append(gzip.compress(_serialize(x, fmt)))
         id_to_idx[str(x.get("id", i))] = i
-    env = lmdb.open(str(path), map_size=sum(map(len, blobs)) * 2 + (1 << 20), lock=False)
+    env = lmdb.open(str(path), map_size=sum(map(len, blobs)) * 2 + (1 << 20), lock=False)  # no lock.mdb made
     try:
         with env.begin(write=True) as txn:
             for i, blob in enumerate(blobs):
@@ -319,7 +318,6 @@ def write_atom3d_lmdb(items: Iterable[Mapping[str, Any]], path: str | Path, fmt:
             txn.put(b"id_to_idx", _serialize(id_to_idx, fmt))
     finally:
         env.close()
-    (path / "lock.mdb").unlink(missing_ok=True)
     return len(blobs)
 
 
@@ -449,4 +447,4 @@ def read_final_dic(path: str | Path) -> dict[str, list[dict[str, Any]]]:
 def write_final_dic(dic: Mapping[str, Sequence[Mapping[str, Any] | SIURecord]], path: str | Path) -> None:
     """Write a `final_dic.pkl` (dict[uniprot -> list[record dict]])."""
     out = {k: [r.to_dict() if isinstance(r, SIURecord) else dict(r) for r in v] for k, v in dic.items()}
-    Path(path).write_bytes(pickle.dumps(out, protocol=4))
+    write_bytes(path, pickle.dumps(out, protocol=4))

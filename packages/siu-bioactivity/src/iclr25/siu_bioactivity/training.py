@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from iclr25.shared.files import save_arrays, write_text
 from iclr25.siu_bioactivity.formats import LABEL_TYPES, label_vector, ligand_element, parse_source, pocket_element
 from iclr25.siu_bioactivity.metrics import evaluate_bioactivity, masked_mse
 from iclr25.siu_bioactivity.networks import LIGAND_ELEMENTS, PROTEIN_ELEMENTS, DenseGCN, DualEncoder
@@ -203,6 +204,7 @@ def run_real(
                 stats = train_network(net, train, cfg, (mol, pkt), device, seed, progress)
                 pred = predict(net, test, cfg, (mol, pkt), device, pocket_only)
                 results[name] = {"train": stats, "test": evaluate_bioactivity(pred, target, ids)}
-                np.savez(folder / f"pred_{name.replace('/', '_')}.npz", pred=pred, target=target, pocket_ids=ids)
-        (folder / "real_results.json").write_text(json.dumps(results, indent=1, default=float))
+                arrays = {"pred": pred, "target": target, "pocket_ids": ids}
+                save_arrays(folder / f"pred_{name.replace('/', '_')}.npz", arrays)
+        write_text(folder / "real_results.json", json.dumps(results, indent=1, default=float))
     return results
