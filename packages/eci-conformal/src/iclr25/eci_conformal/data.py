@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from iclr25.eci_conformal.deterministic import dot_rows, solve_batched
+
 BETAS = (np.array([2.0, 1.0, 0.0, 0.0]), np.array([0.0, -2.0, -1.0, 0.0]), np.array([0.0, 0.0, 2.0, 1.0]))
 CHANGEPOINTS = (500, 1500)
 SETTINGS: tuple[str, ...] = ("changepoint", "drift", "hetero")
@@ -47,7 +49,7 @@ def make_regression(setting: str, n: int = 2000, seed: int | np.random.Generator
     else:  # hetero: fixed beta_0, noise std 1 in even blocks of 250, 3 in odd ones
         beta = np.broadcast_to(BETAS[0], (n, 4))
         noise = noise * np.where((t // 250) % 2 == 0, 1.0, 3.0)
-    y = np.einsum("nd,nd->n", X, beta) + noise
+    y = dot_rows(X, beta) + noise  # x_t . beta_t in a fixed order (bitwise the same on every machine)
     return X, y
 
 
@@ -92,9 +94,14 @@ def make_bounded_stream(n: int = 20000, seed: int | np.random.Generator = 0) -> 
 
 
 def _rolling_ls(features: np.ndarray, y: np.ndarray, window: int, min_points: int, ridge: float) -> np.ndarray:
-    """yhat_t = features_t . beta_t, beta_t = least squares on rows [max(0, t - window), t); 0 if < min_points."""
+    """yhat_t = features_t . beta_t, beta_t = least squares on rows [max(0, t - window), t); 0 if < min_points.
+
+    Bitwise the same on every machine: the normal equations come from sequential running sums (`np.cumsum`)
+    of elementwise products and are solved by `deterministic.solve_batched` (no BLAS/LAPACK, no SIMD
+    reduction), so the forecasts, and every threshold recursion fed with them, do not depend on the CPU.
+    """
     n, d = features.shape
-    outer = np.einsum("ni,nj->nij", features, features)  # (n, d, d)
+    outer = features[:, :, None] * features[:, None, :]  # (n, d, d), one product per entry
     cxx = np.concatenate([np.zeros((1, d, d)), np.cumsum(outer, axis=0)])  # (n+1, d, d)
     cxy = np.concatenate([np.zeros((1, d)), np.cumsum(features * y[:, None], axis=0)])  # (n+1, d)
     t = np.arange(n)
@@ -104,8 +111,8 @@ def _rolling_ls(features: np.ndarray, y: np.ndarray, window: int, min_points: in
     ok = (t - start) >= min_points
     yhat = np.zeros(n)
     if ok.any():
-        beta = np.linalg.solve(A[ok], b[ok][..., None])[..., 0]  # (m, d)
-        yhat[ok] = np.einsum("md,md->m", features[ok], beta)
+        beta = solve_batched(A[ok], b[ok])  # (m, d)
+        yhat[ok] = dot_rows(features[ok], beta)
     return yhat
 
 

@@ -36,6 +36,8 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from iclr25.eci_conformal.deterministic import exp as _exp
+
 Variant = Literal["basic", "cutoff", "integral", "smoothed", "smoothed_ogd"]
 VARIANTS: tuple[str, ...] = ("basic", "cutoff", "integral", "smoothed", "smoothed_ogd")
 EQ_MODES: tuple[str, ...] = ("official", "accumulate")
@@ -90,20 +92,23 @@ def check_window(window: int, name: str = "window") -> int:
 
 
 def sigmoid(x: float, c: float = 1.0) -> float:
-    """f(x) = 1 / (1 + exp(-c x)), eq. (2); the official expression wherever it does not overflow."""
+    """f(x) = 1 / (1 + exp(-c x)), eq. (2); the official expression wherever it does not overflow. exp is
+    `deterministic.exp` (bitwise the same on every machine; the C library's differs by CPU in the last bit)."""
     z = c * x
     if z > -700.0:
-        return 1.0 / (1.0 + math.exp(-z))
-    e = math.exp(z)
+        return 1.0 / (1.0 + _exp(-z))
+    e = _exp(z)
     return e / (1.0 + e)
 
 
 def sigmoid_prime(x: float, c: float = 1.0) -> float:
     """f'(x) = c e^{-cx} / (1 + e^{-cx})^2, eq. (2); the official expression where it is finite, else the
-    equal symmetric form c e^{-c|x|} / (1 + e^{-c|x|})^2 (the official one gives NaN for c x < -709)."""
+    equal symmetric form c e^{-c|x|} / (1 + e^{-c|x|})^2 (the official one gives NaN for c x < -709).
+    exp is `deterministic.exp` and the square a product, so the value is the same on every machine."""
     z = c * x
-    e = math.exp(-z) if z > -350.0 else math.exp(-abs(z))
-    return c * e / ((1.0 + e) ** 2)
+    e = _exp(-z) if z > -350.0 else _exp(-abs(z))
+    d = 1.0 + e
+    return c * e / (d * d)
 
 
 def eq_term(score: float, q: float, c: float = 1.0) -> float:

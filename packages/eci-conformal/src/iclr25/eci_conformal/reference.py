@@ -6,19 +6,22 @@ Each function re-computes everything from the score array at every step, exactly
 steps, ACI's quantile by `np.quantile` on the past window, SF-OGD's normaliser re-summed). The fast
 streaming forms in `methods.py` / `baselines.py` are tested against these to 1e-8.
 Only difference kept on purpose: f' switches to its symmetric form where the official expression overflows.
+exp is `deterministic.exp` (within 1 ulp of the C library's, tested separately) in the scalar recursions, as in
+the fast forms: the smoothed, accumulating ablation amplifies a one-ulp difference of exp to ~1e-8 over 800
+steps, which would hide a real difference in the recursion behind libm noise.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
+
+from iclr25.eci_conformal.deterministic import exp
 
 
 def _fprime(x: float, c: float) -> float:
     if c * x < -350.0:  # the official expression overflows to NaN below about -709; use the symmetric form
         x = -x
-    return c * math.exp(-c * x) / (1.0 + math.exp(-c * x)) ** 2
+    return c * exp(-c * x) / (1.0 + exp(-c * x)) ** 2
 
 
 def _lr_t(scores: np.ndarray, t: int, lr: float, window: int, proportional: bool) -> float:
@@ -51,7 +54,7 @@ def eci_reference(
         if variant in ("cutoff", "smoothed") and t == 0:
             continue
         if variant in ("smoothed", "smoothed_ogd"):
-            grad = 1.0 / (1.0 + math.exp(-c * (s - q[t]))) - alpha
+            grad = 1.0 / (1.0 + exp(-c * (s - q[t]))) - alpha
         else:
             grad = float(s > q[t]) - alpha
         if variant == "smoothed_ogd":
@@ -192,3 +195,62 @@ def trailing_reference(scores: np.ndarray, alpha: float, window: int = 100) -> n
         else:
             q[t] = np.quantile(scores[max(t - window, 0) : t], 1 - alpha, method="higher")
     return q
+
+
+def solve_reference(A: list[list[float]], b: list[float]) -> list[float]:
+    """Gaussian elimination with partial pivoting on Python floats, in the operation order of
+    `deterministic.solve_batched` (first row of largest |entry| as pivot; back substitution adding j = i+1, ...)."""
+    d = len(b)
+    U = [list(map(float, row)) for row in A]
+    v = list(map(float, b))
+    for k in range(d):
+        p = max(range(k, d), key=lambda i: (abs(U[i][k]), -i))  # the first of the largest
+        U[k], U[p] = U[p], U[k]
+        v[k], v[p] = v[p], v[k]
+        for i in range(k + 1, d):
+            lower = U[i][k] / U[k][k]
+            for j in range(k, d):
+                U[i][j] = U[i][j] - lower * U[k][j]
+            v[i] = v[i] - lower * v[k]
+    x = [0.0] * d
+    for i in range(d - 1, -1, -1):
+        acc = v[i]
+        for j in range(i + 1, d):
+            acc = acc - U[i][j] * x[j]
+        x[i] = acc / U[i][i]
+    return x
+
+
+def rolling_ls_reference(
+    features: np.ndarray, y: np.ndarray, window: int, min_points: int, ridge: float
+) -> list[float]:
+    """The rolling least-squares forecast of `data._rolling_ls`, one time step at a time on Python floats:
+    running sums of the normal equations added in time order, differenced over the window, solved by
+    `solve_reference`, the forecast's dot product added left to right."""
+    F = [[float(v) for v in row] for row in np.asarray(features, dtype=float)]
+    ys = [float(v) for v in np.asarray(y, dtype=float)]
+    n, d = len(F), len(F[0])
+    cxx = [[[0.0] * d for _ in range(d)]]  # cxx[t] = sum over rows < t, added in time order
+    cxy = [[0.0] * d]
+    for t in range(n):
+        f = F[t]
+        if t == 0:  # np.cumsum starts from the first row itself
+            cxx.append([[f[i] * f[j] for j in range(d)] for i in range(d)])
+            cxy.append([f[i] * ys[t] for i in range(d)])
+        else:
+            cxx.append([[cxx[t][i][j] + f[i] * f[j] for j in range(d)] for i in range(d)])
+            cxy.append([cxy[t][i] + f[i] * ys[t] for i in range(d)])
+    out = []
+    for t in range(n):
+        s = max(t - window, 0)
+        if t - s < min_points:
+            out.append(0.0)
+            continue
+        A = [[(cxx[t][i][j] - cxx[s][i][j]) + ridge * (1.0 if i == j else 0.0) for j in range(d)] for i in range(d)]
+        b = [cxy[t][i] - cxy[s][i] for i in range(d)]
+        beta = solve_reference(A, b)
+        acc = F[t][0] * beta[0]
+        for j in range(1, d):
+            acc = acc + F[t][j] * beta[j]
+        out.append(acc)
+    return out
