@@ -39,7 +39,10 @@ GATES = {
     "digits_coverage_min": 0.60,  # never gate absolute coverage above 0.6
     "digits_coverage_gap_rps": 0.20,
     "digits_imq_slack": 0.05,  # IMQ hit >= RBF hit - this
-    "mislabel_recall_min": 0.90,  # recall@#flipped, official protocol
+    "mislabel_recall_min": 0.90,  # recall@#flipped, official protocol (reported: every method reaches 1.0)
+    # recall@#flipped with the model retrained on the corrupted labels (gated: RPS stays near chance there)
+    "mislabel_realistic_min": {"hd": 0.60, "hd_star": 0.55},
+    "mislabel_realistic_gap_rps": 0.30,  # ... and at least this above RPS
 }
 PARAMETER_BASELINES = ("if", "tracin", "rps")
 
@@ -159,6 +162,7 @@ def _digits_and_mislabel(cfg: Config, run: Any, seed: int) -> tuple[dict[str, An
 
     methods = _methods(cfg, "digits")
     per_seed: dict[str, list[list[float]]] = {}
+    per_seed_hard: dict[str, list[list[float]]] = {}
     times: dict[str, dict[str, float]] = {}
     accs, train_rates = [], []
     debug_methods = {
@@ -179,9 +183,14 @@ def _digits_and_mislabel(cfg: Config, run: Any, seed: int) -> tuple[dict[str, An
         accs.append(stats["train_acc"])
         train_rates.append(stats["train_samples_per_s"])
         probe = probe_indices(len(X), cfg.probes, s)
-        res = _evaluate(model, X, y, 10, methods, [(probe, perturb_noise(X[probe], s, cfg.noise_scale))], cfg.k, times)
-        for name, rows in res.items():
-            per_seed.setdefault(name, []).extend(rows)
+        probe_sets = [
+            (probe, perturb_noise(X[probe], s, cfg.noise_scale)),
+            (probe, perturb_noise(X[probe], s, cfg.hard_noise_scale)),
+        ]
+        res = _evaluate(model, X, y, 10, methods, probe_sets, cfg.k, times)
+        for name, (row, hard_row) in res.items():
+            per_seed.setdefault(name, []).append(row)
+            per_seed_hard.setdefault(name, []).append(hard_row)
         if not do_mislabel:
             continue
         y_bad, flipped = flip_labels(y, cfg.n_flipped, 10, s)
@@ -196,6 +205,7 @@ def _digits_and_mislabel(cfg: Config, run: Any, seed: int) -> tuple[dict[str, An
     digits_metrics = {
         "mean": _summary(per_seed),
         "per_seed": per_seed,
+        "hard_noise": {"scale": cfg.hard_noise_scale, "mean": _summary(per_seed_hard), "per_seed": per_seed_hard},
         "train_acc": float(np.mean(accs)),
         "train_samples_per_s": float(np.mean(train_rates)),
         "seconds": {m: {kk: round(v, 4) for kk, v in t.items()} for m, t in times.items()},
@@ -419,42 +429,67 @@ def claims(m: dict[str, Any], cfg: Config) -> list[Claim]:
                 False,
             ),
         ]
+        if "hard_noise" in m["digits"]:
+            hn = m["digits"]["hard_noise"]
+            dh = hn["mean"]
+            best_h = max(dh[b]["hit"] for b in PARAMETER_BASELINES)
+            out += [
+                _claim(
+                    "digits_hard_noise_hd_vs_baselines",
+                    f"digits, noise half-width {hn['scale']:g} Var (hard probes): HD-Explain hit vs the best of "
+                    f"IF/TracIn/RPS ({best_h:.3f})",
+                    None,
+                    dh["hd"]["hit"],
+                    f"ours > {best_h:.3f}",
+                    dh["hd"]["hit"] > best_h,
+                    False,
+                ),
+                _claim(
+                    "digits_hard_noise_hd_vs_similarity",
+                    f"digits, hard probes: HD-Explain hit vs plain input-space RBF similarity "
+                    f"({dh['sim_input_rbf']['hit']:.3f}), which no longer saturates there",
+                    None,
+                    dh["hd"]["hit"],
+                    f"ours >= {dh['sim_input_rbf']['hit']:.3f}",
+                    dh["hd"]["hit"] >= dh["sim_input_rbf"]["hit"],
+                    False,
+                ),
+            ]
     if "mislabel" in m:
         rec = m["mislabel"]["recall_at_flipped"]
         n = cfg.n_flipped
+        real = rec["realistic"]
+        for key, label, spec in (("hd", "HD-Explain", "0.56-0.79"), ("hd_star", "HD-Explain*", "0.50-0.69")):
+            need = max(g["mislabel_realistic_min"][key], real["rps"] + g["mislabel_realistic_gap_rps"])
+            out.append(
+                _claim(
+                    f"mislabel_realistic_{key}",
+                    f"digits, {n} flipped labels, model retrained on the corrupted labels ({cfg.digits_seeds} seeds): "
+                    f"{label} self-score recall@{n} >= {g['mislabel_realistic_min'][key]} and >= RPS "
+                    f"({real['rps']:.3f}) + {g['mislabel_realistic_gap_rps']} (chance "
+                    f"{m['mislabel']['chance_recall']:.3f}; spec re-simulation {spec})",
+                    None,
+                    real[key],
+                    f"ours >= max({g['mislabel_realistic_min'][key]}, {real['rps']:.3f} + "
+                    f"{g['mislabel_realistic_gap_rps']})",
+                    real[key] >= need,
+                    True,
+                )
+            )
         for key, label, paper in (("hd", "HD-Explain", "0.185"), ("hd_star", "HD-Explain*", "0.984")):
             out.append(
                 _claim(
                     f"mislabel_{key}",
-                    f"digits, {n} flipped labels, model trained on clean labels ({cfg.digits_seeds} seeds): {label} "
-                    f"self-score recall@{n} >= {g['mislabel_recall_min']}",
+                    f"digits, {n} flipped labels, model trained on clean labels (official protocol; every method "
+                    f"reaches 1.0 here): {label} self-score recall@{n} >= {g['mislabel_recall_min']}",
                     f"official CSV, CIFAR-10 recall@100: {paper}",
                     rec["official"][key],
                     f"ours >= {g['mislabel_recall_min']}",
                     rec["official"][key] >= g["mislabel_recall_min"],
-                    True,
+                    False,
                 )
             )
         out += [
-            _claim(
-                "mislabel_realistic_hd",
-                f"realistic variant (model retrained on the corrupted labels): HD-Explain recall@{n} well above chance "
-                f"({m['mislabel']['chance_recall']:.3f}); spec re-simulation 0.56-0.79",
-                None,
-                rec["realistic"]["hd"],
-                "0.5 <= ours",
-                rec["realistic"]["hd"] >= 0.5,
-                False,
-            ),
-            _claim(
-                "mislabel_realistic_hd_star",
-                f"realistic variant: HD-Explain* recall@{n}; spec re-simulation 0.50-0.69",
-                None,
-                rec["realistic"]["hd_star"],
-                "0.5 <= ours",
-                rec["realistic"]["hd_star"] >= 0.5,
-                False,
-            ),
             _claim(
                 "mislabel_rps",
                 f"RPS debugging (alpha_i[y_i] ascending), clean model: recall@{n}",
@@ -604,6 +639,6 @@ def run(r: Run) -> Report:
         "Hit rate / coverage: 100 pool points drawn with replacement per seed, uniform noise of half-width "
         "0.01 Var(selected), k = 3, seed means. Rectangular 'hd' uses h = dim(x); digits 'hd' uses the official "
         "h = dim(x) + C. IF = exact last-layer Hessian + 0.01 damping, cross-entropy. Mislabel: recall@#flipped "
-        "of self-scores with the corrupted labels. Timings ('seconds') are wall seconds on a shared 2-core CPU."
+        "of self-scores with the corrupted labels (gated with the retrained model). Timings ('seconds') are wall seconds on a shared 2-core CPU."
     )
     return r.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)
