@@ -82,16 +82,24 @@ def test_train_refuses_a_bad_tokenizer_or_a_users_folder(tmp_path, capsys, monke
     assert [p.name for p in mine.iterdir()] == ["thesis.tex"]
 
 
-def test_tokenize_never_replaces_a_file_without_overwrite(tmp_path, capsys):
+def test_tokenize_never_replaces_a_users_file(tmp_path, capsys):
     corpus = tmp_path / "docs.jsonl"
     corpus.write_text(json.dumps({"text": "hello world"}) + "\n")
     out = tmp_path / "precious.bin"
     out.write_text("keep")
-    assert _exit_code(["tokenize", "--corpus", str(corpus), "--out", str(out)]) == 2
-    assert "--overwrite" in capsys.readouterr().err and out.read_text() == "keep"
-    assert _exit_code(["tokenize", "--corpus", str(corpus), "--out", str(out), "--overwrite", "--quiet"]) == 0
-    assert out.stat().st_size == 2 * len("hello world") + 2  # uint16: separator + 11 bytes
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl", "precious.bin"]
+    for extra in ([], ["--overwrite"]):  # a user's file: refused with or without --overwrite
+        assert _exit_code(["tokenize", "--corpus", str(corpus), "--out", str(out), *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(out) in err[0] and out.read_text() == "keep", err
+    ours = tmp_path / "tokens.bin"
+    assert _exit_code(["tokenize", "--corpus", str(corpus), "--out", str(ours), "--quiet"]) == 0
+    assert ours.stat().st_size == 2 * len("hello world") + 2  # uint16: separator + 11 bytes
+    assert _exit_code(["tokenize", "--corpus", str(corpus), "--out", str(ours), "--overwrite", "--quiet"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == [
+        "docs.jsonl",
+        "precious.bin",
+        "tokens.bin",
+    ]
 
 
 def test_train_then_eval(tmp_path, capsys):
@@ -143,3 +151,76 @@ def test_scale_plan_and_sweep_budgets(capsys):
     assert main(["scale-plan", "--scale", "full-125m"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["runs"]["patch"]["devices_ok"] == [1, 2, 4, 8]
+
+
+def _sha(path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _no_work(*args, **kwargs):
+    raise AssertionError("the work started before --out was checked")
+
+
+def test_sweep_never_replaces_a_users_files(tmp_path, capsys, monkeypatch):
+    """A folder holding a user's rows.jsonl / sweep.png is refused at once, --overwrite or not, bytes unchanged."""
+    import iclr25.patch_train.sweep as sweep
+
+    monkeypatch.setattr(sweep, "run_sweep", _no_work)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "rows.jsonl").write_text('{"my": "rows"}\n')
+    (mine / "sweep.png").write_bytes(b"my figure")
+    before = {p.name: _sha(p) for p in mine.iterdir()}
+    for extra in ([], ["--overwrite"], ["--resummarize"]):
+        assert _exit_code(["sweep", "--out", str(mine), "--budgets", "2,4", "--seeds", "1", *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(mine) in err[0], err
+        assert {p.name: _sha(p) for p in mine.iterdir()} == before
+
+
+def test_sweep_writes_a_run_folder_and_keeps_a_users_file_on_rerun(tmp_path, capsys, monkeypatch):
+    import iclr25.patch_train.reproduce as reproduce
+
+    def fake_seed_runs(plans, cfg, seed, stream, valid_ids, out, device, wandb):  # no training: the files only
+        run = {"train_s": 1.0, "train_cpu_s": 1.0}
+        return {"token": {"nll": 2.0, **run}, "patch": {"nll": 2.0 - 0.01 * cfg.token_steps, **run}}
+
+    monkeypatch.setattr(reproduce, "_seed_runs", fake_seed_runs)
+    out = tmp_path / "sweep"
+    argv = ["sweep", "--out", str(out), "--budgets", "2,4", "--seeds", "1", "--quiet"]
+    assert _exit_code(argv) == 0
+    marker = json.loads((out / ".iclr25-run.json").read_text())
+    assert marker["status"] == "complete" and marker["files"] == ["rows.jsonl", "sweep.json", "sweep.png"]
+    assert len((out / "rows.jsonl").read_text().splitlines()) == 2
+    capsys.readouterr()
+    assert _exit_code(argv) == 2  # an earlier sweep: only with --overwrite
+    assert "already holds a complete run" in capsys.readouterr().err
+    (out / "notes.txt").write_text("my notes")
+    assert _exit_code([*argv, "--overwrite"]) == 0
+    assert (out / "notes.txt").read_text() == "my notes"
+    rows = (out / "rows.jsonl").read_text()
+    assert _exit_code(["sweep", "--out", str(out), "--resummarize"]) == 0  # redone in place, rows kept
+    assert (out / "rows.jsonl").read_text() == rows and (out / "notes.txt").read_text() == "my notes"
+    assert json.loads((out / "sweep.json").read_text())["summary"][0]["token_steps"] == 2
+
+
+def test_overhead_checks_out_before_the_study_and_never_replaces_a_users_file(tmp_path, capsys, monkeypatch):
+    import iclr25.patch_train.train as train
+
+    monkeypatch.setattr(train, "overhead_study", _no_work)
+    for bad in ("/proc/x", str(tmp_path / "afile")):
+        (tmp_path / "afile").write_text("a file, not a folder")
+        assert _exit_code(["overhead", "--out", bad]) == 2
+        captured = capsys.readouterr()
+        assert len(captured.err.strip().splitlines()) == 1 and captured.out == "", captured
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "overhead.json").write_text('{"mine": 1}')
+    before = _sha(mine / "overhead.json")
+    for extra in ([], ["--overwrite"]):
+        assert _exit_code(["overhead", "--out", str(mine), *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(mine) in err[0], err
+        assert _sha(mine / "overhead.json") == before and [p.name for p in mine.iterdir()] == ["overhead.json"]

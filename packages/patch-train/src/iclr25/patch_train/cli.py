@@ -28,8 +28,9 @@ from iclr25.shared.cli import (
     package_main,
     scale_out_from_args,
 )
+from iclr25.shared.files import check_writable
 from iclr25.shared.progress import set_quiet
-from iclr25.shared.run import DEVICES
+from iclr25.shared.run import DEVICES, check_run_folder, open_run_folder
 
 PROG = "iclr25-patch-train"
 SLUG = "patch-train"
@@ -92,12 +93,19 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--out", type=Path, required=True, help="folder for sweep.json, rows.jsonl and sweep.png")
     sw.add_argument("--budgets", default=",".join(map(str, SWEEP_BUDGETS)), help="token steps, comma-separated")
     sw.add_argument("--seeds", type=int, default=2, help="seeds per budget (default: %(default)s)")
-    sw.add_argument("--overwrite", action="store_true", help="replace an earlier sweep in --out")
-    sw.add_argument("--resummarize", action="store_true", help="redo the summary and plot of the sweep in --out")
+    sw.add_argument(
+        "--overwrite", action="store_true", help="replace an earlier sweep's run folder --out (a user's files stay)"
+    )
+    sw.add_argument(
+        "--resummarize", action="store_true", help="redo the summary and plot of the sweep in --out (its run folder)"
+    )
     sw.add_argument("--quiet", action="store_true", help="no progress output")
 
     ov = sub.add_parser("overhead", help="where a training step's time goes (quick preset shapes, CPU)")
-    ov.add_argument("--out", type=Path, required=True, help="folder for overhead.json")
+    ov.add_argument("--out", type=Path, required=True, help="run folder for overhead.json")
+    ov.add_argument(
+        "--overwrite", action="store_true", help="replace an earlier study's run folder --out (a user's files stay)"
+    )
     ov.add_argument("--steps", type=int, default=40, help="timed steps per measurement (default: %(default)s)")
 
     sp = sub.add_parser("scale-plan", help="a preset's micro-batches per GPU count and estimated GPU hours")
@@ -142,7 +150,7 @@ def _train(args: argparse.Namespace) -> int:
     from iclr25.patch_train.train import OptimConfig, train_two_stage
     from iclr25.shared.device import pick_device
     from iclr25.shared.results import atomic_write_json
-    from iclr25.shared.run import RUN_DIR_ENV, is_follower, open_run_folder
+    from iclr25.shared.run import RUN_DIR_ENV, is_follower
 
     warmup = int(cfg.warmup) if cfg.warmup >= 1 else cfg.warmup
     plans = comparison_plans(cfg.K, cfg.lam, cfg.T, cfg.tokens_per_step, cfg.steps, cfg.lr, warmup)
@@ -197,10 +205,7 @@ def _train(args: argparse.Namespace) -> int:
 def _tokenize(args: argparse.Namespace) -> int:
     if not Path(args.corpus).exists():
         raise ValueError(f"corpus {args.corpus} does not exist")
-    if args.out.is_dir():
-        raise ValueError(f"--out {args.out} is a folder; name the token file to write, e.g. data/train.bin")
-    if args.out.exists() and not args.overwrite:
-        raise ValueError(f"{args.out} exists; pass --overwrite to replace it or choose another --out")
+    check_writable(args.out, args.overwrite)  # before any work: a new file, or one an earlier tokenize wrote
     set_quiet(args.quiet)
     from iclr25.patch_train.config import Config
     from iclr25.patch_train.data import iter_corpus_documents, write_token_file
@@ -208,13 +213,8 @@ def _tokenize(args: argparse.Namespace) -> int:
     from iclr25.shared.progress import progress
 
     tok = _tokenizer(Config(seeds=1, tokenizer=args.tokenizer))
-    partial = args.out.with_name(f".{args.out.name}.partial")  # renamed into place when complete
-    try:
-        docs = progress(iter_corpus_documents(args.corpus), desc="tokenize", unit="doc")
-        n = write_token_file(docs, tok, partial)
-        partial.replace(args.out)
-    finally:
-        partial.unlink(missing_ok=True)
+    docs = progress(iter_corpus_documents(args.corpus), desc="tokenize", unit="doc")
+    n = write_token_file(docs, tok, args.out, overwrite=args.overwrite)  # written whole, then put in place
     print(f"wrote {n} tokens to {args.out} ({'uint16' if tok.vocab_size <= 65_536 else 'uint32'})")
     return 0
 
@@ -258,15 +258,18 @@ def _sweep(args: argparse.Namespace) -> int:
     saved = args.out / "sweep.json"
     if args.resummarize and not saved.is_file():
         raise ValueError(f"--resummarize: {saved} does not exist")
-    if saved.exists() and not (args.overwrite or args.resummarize):
-        raise ValueError(f"{args.out} holds a sweep; pass --overwrite to replace it or choose another --out")
+    # before any work: a new run folder, or (--overwrite, --resummarize) one an earlier sweep made; a folder
+    # holding anything else is refused and a user's file in a sweep's folder is never replaced
+    check_run_folder(args.out, args.overwrite or args.resummarize)
     set_quiet(args.quiet)
     from iclr25.patch_train.sweep import run_sweep, summarize
 
-    if args.resummarize:
-        result = summarize(json.loads(saved.read_text()), args.out)
-    else:
-        result = run_sweep(args.out, budgets=budgets, seeds=args.seeds)
+    earlier = json.loads(saved.read_text()) if args.resummarize else None
+    with open_run_folder(args.out, args.overwrite or args.resummarize, paper=SLUG, command="sweep") as folder:
+        if earlier is not None:
+            result = summarize(earlier, folder, write_rows=True)
+        else:
+            result = run_sweep(folder, budgets=budgets, seeds=args.seeds)
     for row in result["summary"]:
         print(f"S={row['token_steps']:5d}  D/N={row['tokens_per_param']:7.2f}  token {row['token_nll']:.4f}  "
               f"patch {row['patch_nll']:.4f}  delta {row['delta']:+.4f} +- {row['delta_sd']:.4f}")  # fmt: skip
@@ -277,9 +280,12 @@ def _sweep(args: argparse.Namespace) -> int:
 def _overhead(args: argparse.Namespace) -> int:
     if args.steps < 5:
         raise ValueError(f"--steps must be >= 5, got {args.steps}")
+    check_run_folder(args.out, args.overwrite)  # before the study: a bad --out fails at once, in one line
     from iclr25.patch_train.train import overhead_study
 
-    print(json.dumps(overhead_study(args.out, steps=args.steps), indent=1))
+    with open_run_folder(args.out, args.overwrite, paper=SLUG, command="overhead") as folder:
+        result = overhead_study(folder, steps=args.steps)
+    print(json.dumps(result, indent=1))
     return 0
 
 

@@ -18,7 +18,7 @@ import sysconfig
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import IO, Any, Literal, Protocol
 
 import numpy as np
 
@@ -336,24 +336,32 @@ def iter_corpus_documents(source: str | Path) -> Iterator[str]:
         yield from split_long_documents(load_texts(shard))
 
 
-def write_token_file(texts: Iterable[str], tokenizer: Tokenizer, path: str | Path, batch_docs: int = 1000) -> int:
-    """Encode documents (separator id first) and append them to a flat uint16/uint32 token file; returns its length."""
+def write_token_file(
+    texts: Iterable[str], tokenizer: Tokenizer, path: str | Path, batch_docs: int = 1000, *, overwrite: bool = False
+) -> int:
+    """Encode documents (separator id first) into a flat uint16/uint32 token file, streamed through the guarded
+    writer (a new file, or with `overwrite` one this project wrote; put in place only once complete); returns its
+    length."""
+    from iclr25.shared.files import write_with
+
     dtype = np.uint16 if tokenizer.vocab_size <= 65_536 else np.uint32
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    total, batch = 0, []
-    with path.open("wb") as f:
+    total = [0]
+
+    def fill(f: IO[bytes]) -> None:
+        batch: list[str] = []
         for text in texts:
             batch.append(text)
             if len(batch) >= batch_docs:
                 ids = encode_documents(batch, tokenizer).astype(dtype)
                 f.write(ids.tobytes())
-                total, batch = total + len(ids), []
+                total[0], batch = total[0] + len(ids), []
         if batch:
             ids = encode_documents(batch, tokenizer).astype(dtype)
             f.write(ids.tobytes())
-            total += len(ids)
-    return total
+            total[0] += len(ids)
+
+    write_with(path, fill, overwrite=overwrite)
+    return total[0]
 
 
 def load_token_file(path: str | Path, dtype: str = "uint16") -> np.ndarray:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from iclr25.patch_train.config import PRESETS, Config
+from iclr25.shared.files import append_text, write_text
 
 # Table 4 (arXiv v1, 370M LLaMA, WikiText-103 test PPL) by token-level data in billions of tokens
 PAPER_TABLE4_TOKEN = {45: 12.50, 90: 11.71, 180: 11.28, 360: 10.94}
@@ -54,7 +55,8 @@ def run_sweep(
     out: str | Path, budgets: tuple[int, ...] = BUDGETS, seeds: int = 2, config: Config | None = None,
     device: str = "cpu",
 ) -> dict[str, Any]:  # fmt: skip
-    """Train token and patch (equal compute) runs at every budget and seed; write sweep.json and sweep.png."""
+    """Train token and patch (equal compute) runs at every budget and seed into `out` (a run folder this process
+    holds, or a new folder); rows.jsonl grows as pairs finish; write sweep.json and sweep.png."""
     import torch
 
     from iclr25.patch_train.baselines import comparison_plans
@@ -69,14 +71,13 @@ def run_sweep(
     if base.threads:
         torch.set_num_threads(base.threads)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     tok = ByteTokenizer()
     train_all = encode_documents(corpus_texts(base.corpus, "train", 0), tok)
     valid_ids = encode_documents(corpus_texts(base.corpus, "valid", 0), tok)
     n_params = count_params(_make_model(base, tok.vocab_size), include_embedding=True)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     rows: list[dict[str, Any]] = []
-    (out / "rows.jsonl").write_text("")
+    write_text(out / "rows.jsonl", "")
     with progress(total=len(budgets) * seeds, desc="sweep (budget x seed)", unit="pair") as bar:
         for S in budgets:
             cfg = replace(base, token_steps=S)
@@ -94,8 +95,7 @@ def run_sweep(
                     "token_train_s": done["token"]["train_s"], "patch_train_s": done["patch"]["train_s"],
                     "token_cpu_s": done["token"]["train_cpu_s"], "patch_cpu_s": done["patch"]["train_cpu_s"],
                 })  # fmt: skip
-                with (out / "rows.jsonl").open("a") as f:  # partial results as they come
-                    f.write(json.dumps(rows[-1]) + "\n")
+                append_text(out / "rows.jsonl", json.dumps(rows[-1]) + "\n")  # partial results as they come
                 bar.update(1)
     result = {
         "config": {k: v for k, v in vars(base).items() if k != "extra"} | {"extra": dict(base.extra)},
@@ -105,9 +105,10 @@ def run_sweep(
     return summarize(result, out)
 
 
-def summarize(result: dict[str, Any], out: str | Path) -> dict[str, Any]:
+def summarize(result: dict[str, Any], out: str | Path, *, write_rows: bool = False) -> dict[str, Any]:
     """Add the per-budget means, the crossover and the paper's Table 4 to a sweep's rows; write sweep.json and
-    sweep.png into `out`. (`iclr25-patch-train sweep --resummarize` redoes this from a saved sweep.json.)"""
+    sweep.png (and, with `write_rows`, rows.jsonl) into `out`. (`iclr25-patch-train sweep --resummarize` redoes
+    this from a saved sweep.json.)"""
     import numpy as np
 
     out, rows = Path(out), result["rows"]
@@ -127,7 +128,9 @@ def summarize(result: dict[str, Any], out: str | Path) -> dict[str, Any]:
     result = {**result, "summary": summary, "paper_table4": paper_rows(),
               "crossover_tokens_per_param": cross[0] if cross else None,
               "crossover_direction": cross[1] if cross else None}  # fmt: skip
-    (out / "sweep.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
+    if write_rows:
+        write_text(out / "rows.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    write_text(out / "sweep.json", json.dumps(result, indent=1, default=str) + "\n")
     _plot(result, out / "sweep.png")
     return result
 

@@ -431,7 +431,8 @@ def overhead_study(out: str | Path, steps: int = 40, T: int = 64, K: int = 4, to
     loop runs them), and what a whole step costs in the plain loop (whole-step forward passes, and passes of 4
     sequences in both stages as the official scripts run them) and in Lightning;
     each with the equal-compute wall-time ratio it implies, 2/3 + (4/3) t_patch / t_token (K=4, lam=2/3: 1,600
-    patch + 800 token steps against 1,200 token steps). Writes overhead.json into `out`."""
+    patch + 800 token steps against 1,200 token steps). Writes overhead.json into `out` (a run folder this process
+    holds, or a new file)."""
     import json
     import tempfile
 
@@ -439,6 +440,7 @@ def overhead_study(out: str | Path, steps: int = 40, T: int = 64, K: int = 4, to
 
     from iclr25.patch_train.llama import from_hf
     from iclr25.patch_train.patch import make_llama
+    from iclr25.shared.files import write_text
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -475,6 +477,5 @@ def overhead_study(out: str | Path, steps: int = 40, T: int = 64, K: int = 4, to
     result["loop_step_cpu_ms"] = loop_ms
     for engine, d in loop_ms.items():
         result[f"implied_ratio_{engine}_loop"] = ratio(d["token"], d["patch"])
-    Path(out).mkdir(parents=True, exist_ok=True)
-    (Path(out) / "overhead.json").write_text(json.dumps(result, indent=1) + "\n")
+    write_text(Path(out) / "overhead.json", json.dumps(result, indent=1) + "\n")
     return result
