@@ -16,12 +16,14 @@ from iclr25.shared.cli import CliError, add_run_args, make_parser, package_main
 from iclr25.shared.files import write_json
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import DEVICES, check_run_folder, default_run_dir, open_run_folder
-from iclr25.shared.validate import check_int_at_least, check_probability
+from iclr25.shared.validate import check_in_range, check_int_at_least, check_probability
 
 PROG = "iclr25-conditional-conformal"
 SLUG = "conditional-conformal"
 METHODS = ("cp2-pcp-l", "cp2-pcp-d", "cp2-hpd", "pcp", "cp", "cqr", "pi")
 SCALES = ("ci", "quick", "full")
+# fit-predict sizes (the paper: M = 50, M_tau = 100, 10 components, ~100 epochs); each limit leaves room above
+FIT_PREDICT_MAX = {"--M": 5000, "--M-tau": 5000, "--components": 256, "--epochs": 10_000}
 
 EPILOG = """examples:
   iclr25-conditional-conformal reproduce --scale quick
@@ -109,10 +111,10 @@ def _check_finite(path: Path, columns: list[str], values: list[list[float]]) -> 
 
 def _fit_predict(args) -> int:
     check_probability("--alpha", args.alpha)
-    check_int_at_least("--M", args.m, 1)
-    check_int_at_least("--M-tau", args.m_tau, 1)
-    check_int_at_least("--components", args.components, 1)
-    check_int_at_least("--epochs", args.epochs, 1)
+    for flag, value in (("--M", args.m), ("--M-tau", args.m_tau), ("--components", args.components),
+                        ("--epochs", args.epochs)):  # fmt: skip
+        check_int_at_least(flag, value, 1)
+        check_in_range(flag, value, 1, FIT_PREDICT_MAX[flag])  # bounded before any work
     check_probability("--cal-frac", args.cal_frac)
     check_probability("--test-frac", args.test_frac)
     if args.cal_frac + args.test_frac >= 1:
