@@ -13,6 +13,7 @@ gaps are linearly interpolated. No file is downloaded: users supply the CSVs.
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -250,16 +251,18 @@ def load_changepoint_csv(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     return X, interpolate_gaps([_to_float(r["y"]) for r in rows])
 
 
-def save_changepoint_csv(path: str | Path, X: np.ndarray, y: np.ndarray) -> Path:
-    """Write X, y in the changepoint CSV format (daily timestamps from 2018-01-01)."""
-    path = Path(path)
+def save_changepoint_csv(path: str | Path, X: np.ndarray, y: np.ndarray, *, overwrite: bool = False) -> Path:
+    """Write X, y in the changepoint CSV format (daily timestamps from 2018-01-01), as a new file (or, with
+    `overwrite`, over one this project wrote)."""
+    from iclr25.shared.files import write_text
+
     days = np.datetime64("2018-01-01") + np.arange(len(y))
-    with path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["timestamp", "X1", "X2", "X3", "X4", "y"])
-        for d, x, v in zip(days, X, y, strict=True):
-            w.writerow([str(d), *(f"{a:.10g}" for a in x), f"{v:.10g}"])
-    return path
+    text = io.StringIO(newline="")
+    w = csv.writer(text)
+    w.writerow(["timestamp", "X1", "X2", "X3", "X4", "y"])
+    for d, x, v in zip(days, X, y, strict=True):
+        w.writerow([str(d), *(f"{a:.10g}" for a in x), f"{v:.10g}"])
+    return write_text(path, text.getvalue(), overwrite=overwrite)
 
 
 def load_forecasts_npz(path: str | Path) -> np.ndarray:

@@ -192,9 +192,9 @@ def forecast_file(data_dir: str | Path, dataset: str, model: str) -> Path:
     return Path(data_dir) / "proc" / f"{dataset}_test" / f"{model}.npz"
 
 
-def save_forecasts_npz(path: str | Path, forecasts: np.ndarray) -> Path:
-    """Write forecasts in the official cache layout (`.npz` with the one key `forecasts`)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, forecasts=np.asarray(forecasts, dtype=float))
-    return path
+def save_forecasts_npz(path: str | Path, forecasts: np.ndarray, *, overwrite: bool = False) -> Path:
+    """Write forecasts in the official cache layout (`.npz` with the one key `forecasts`), as a new file (or, with
+    `overwrite`, over one this project wrote)."""
+    from iclr25.shared.files import save_arrays
+
+    return save_arrays(path, {"forecasts": np.asarray(forecasts, dtype=float)}, overwrite=overwrite)

@@ -135,7 +135,10 @@ def write_generated_files(
     """Write series generated to look like the paper's in their real formats (never the real data):
     AMZN-like daily Open prices (3020 business days from 2006-01-03, geometric random walk whose volatility
     doubles for a year), Elec2-like half-hourly `nswdemand` in [0, 1] (2000 rows, daily and weekly cycles,
-    AR(1) noise) and Delhi-like daily `meantemp` (1575 days from 2013-01-01, yearly cycle, AR(1) noise)."""
+    AR(1) noise) and Delhi-like daily `meantemp` (1575 days from 2013-01-01, yearly cycle, AR(1) noise).
+    Only new files are written: a file already in `folder` is never replaced."""
+    from iclr25.shared.files import write_text
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -159,7 +162,7 @@ def write_generated_files(
                 f"{d},{p:.2f},{p * 1.01:.2f},{p * 0.99:.2f},{p:.2f},1000000,{name}"
                 for d, p in zip(days, price, strict=True)
             ]
-        (folder / "all_stocks_2006-01-01_to_2018-01-01.csv").write_text("\n".join(lines) + "\n")
+        write_text(folder / "all_stocks_2006-01-01_to_2018-01-01.csv", "\n".join(lines) + "\n")
     if "elec2" in names:
         n = 2000
         t = np.arange(n)
@@ -172,7 +175,7 @@ def write_generated_files(
             f"0,{(i // 48) % 7 + 1},{(i % 48) / 47:.6f},0.056,{v:.6f},0.003467,0.422915,0.414912,{'UP' if i % 2 else 'DOWN'}"
             for i, v in enumerate(demand)
         ]
-        (folder / "elec2.csv").write_text("\n".join(lines) + "\n")
+        write_text(folder / "elec2.csv", "\n".join(lines) + "\n")
     if "daily-climate" in names:
         n = 1575
         d = np.arange(n)
@@ -180,7 +183,7 @@ def write_generated_files(
         days = np.datetime64("2013-01-01") + d
         lines = [",date,meantemp,humidity,wind_speed,meanpressure"]
         lines += [f"{i},{day},{v:.6f},60.0,5.0,1010.0" for i, (day, v) in enumerate(zip(days, temp, strict=True))]
-        (folder / "daily-climate.csv").write_text("\n".join(lines) + "\n")
+        write_text(folder / "daily-climate.csv", "\n".join(lines) + "\n")
     return folder
 
 
