@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from iclr25.eci_conformal.deterministic import dot_rows, exp_array
 from iclr25.eci_conformal.methods import RunningRange, Scorecaster, check_alpha, check_lr, check_window, run_online
 
 INF = math.inf
@@ -474,12 +475,12 @@ class DtACI:
         beta = (n - self._win.count_less(s)) / n if n else 1.0
         diff = beta - self.experts
         loss = a * diff - np.minimum(0.0, diff)  # pinball loss at level alpha
-        w = self.weights * np.exp(-self.eta * (loss - loss.min()))
+        w = self.weights * exp_array(-self.eta * (loss - loss.min()))  # exp and dot fixed by IEEE arithmetic
         w /= w.sum()
         self.weights = (1 - self.sigma) * w + self.sigma / len(w)
         err = (beta < self.experts).astype(float)  # expert's set misses s_t
         self.experts = self.experts + self.gammas * (a - err)
-        self.alpha_bar = float(np.dot(self.weights, self.experts))
+        self.alpha_bar = float(dot_rows(self.weights, self.experts))
         self._win.push(s)
         self._q = self._quantile(self.alpha_bar)  # computed once per step
         return self._q
