@@ -173,14 +173,45 @@ def test_episodic_reward_matches_reference_over_a_stream():
     T, N = 30, 3
     obs = rng.normal(size=(T + 1, N, 4))
     dones = rng.random((T, N)) < 0.15
-    etd = _identity_etd(N, capacity=2)  # the preallocated memory has to grow (2 -> 4 -> ... slots)
+    etd = _identity_etd(N, capacity=2, page=2)  # pages of 2 slots; the pool of 3 pages has to grow
     fast = np.stack([etd.compute(obs[t], np.zeros(N), obs[t + 1], dones[t]) for t in range(T)])
-    assert etd.capacity >= int(etd.lengths.max()) > 2
+    assert etd.n_pages > 3 and int(etd.lengths.max()) > 2
     for n in range(N):
         # with same-step reset the next step starts from a fresh observation; reuse obs[t+1] for the stream
         z = torch.tensor(obs[:, n])
         ref = episodic_rewards_ref(z[:-1], z[1:], dones[:, n])
         np.testing.assert_allclose(fast[:, n], ref, atol=1e-5)  # float32
+
+
+@pytest.mark.parametrize("aggregate", ["min", "mean", "knn", "quantile10"])
+def test_paged_memory_matches_a_list_memory_for_every_aggregate(aggregate):
+    """Pages of 3 slots, episodes of random lengths: each env's rewards, stored observations and the pool's reuse of
+    freed pages against a plain list memory per env."""
+    rng = np.random.default_rng(7)
+    T, N = 60, 4
+    obs = rng.normal(size=(T + 1, N, 4))
+    dones = rng.random((T, N)) < 0.1
+    etd = _identity_etd(N, capacity=3, page=3, aggregate=aggregate)
+    agg = {
+        "min": np.min,
+        "mean": np.mean,
+        "knn": lambda d: np.sort(d)[min(9, len(d) - 1)],
+        "quantile10": lambda d: np.quantile(d, 0.1) if len(d) > 1 else d[0],
+    }[aggregate]
+    memory: list[list[np.ndarray]] = [[] for _ in range(N)]
+    for t in range(T):
+        got = etd.compute(obs[t], np.zeros(N), obs[t + 1], dones[t])
+        for n in range(N):
+            if not memory[n]:
+                memory[n].append(obs[t, n])
+            d = mrn_distance(torch.tensor(np.array(memory[n])), torch.tensor(obs[t + 1, n])[None]).numpy()
+            assert got[n] == pytest.approx(float(agg(d)), abs=1e-5), (t, n)
+            memory[n] = [] if dones[t, n] else [*memory[n], obs[t + 1, n]]
+            held = etd.memory(n)[0].reshape(-1, 4)
+            np.testing.assert_allclose(held.numpy(), np.array(memory[n]).reshape(-1, 4), atol=1e-6)
+    longest = max(len(m) for m in memory)
+    assert etd.lengths.tolist() == [len(m) for m in memory] and longest > 3  # episodes span several pages
+    assert int((etd.owner >= 0).sum()) == sum(-(-len(m) // 3) for m in memory)  # ended episodes freed their pages
 
 
 def test_critic_logits_use_the_potential():

@@ -347,13 +347,22 @@ class RewardNormalizer:
         return (b - self.mean) / (math.sqrt(self.var) + self.eps)
 
 
+def _half_sq_norm(codes: Tensor) -> Tensor:
+    """Squared norm of the L2 half of MRN codes, (..., D) -> (...)."""
+    return codes[..., codes.shape[-1] // 2 :].square().sum(-1)
+
+
 class ETDReward:
     """ETD's intrinsic reward for N parallel environments, with its temporal-distance critic and optimiser.
 
-    The episodic memory is preallocated per environment: observations (N, L, ...), g-features (N, L, F), codes
-    (N, L, D) and lengths (N,); the capacity doubles when an episode outgrows it. For a transition s -> s' the reward
-    is ``min_k d(phi(g(s_k)), phi(g(s')))`` over the memory before s' (Eq. ETD-reward): one masked min over (N, L) per
-    step, then g(s') and its code are written at each env's length. Codes are stored by column, (N, D, L).
+    The episodic memory is a pool of fixed-size pages shared by the envs: observations (P, B, ...), g-features
+    (P, B, F) and codes (P, D, B), each page owned by one env (`owner`, -1 when free) and holding slots
+    rank*B .. rank*B + B-1 of its episode; an env takes the lowest free page when it starts a page and frees its
+    pages when its episode ends, and the pool doubles when no page is free. For a transition s -> s' the reward is
+    ``min_k d(phi(g(s_k)), phi(g(s')))`` over the memory before s' (Eq. ETD-reward): the distances of every slot of
+    the used pages to its owner's s', one masked min per page and one scatter-min per env. Episodes of different
+    lengths waste at most one partly filled page each (a padded (N, L) memory spends half its work on padding when
+    the episode phases are staggered). Codes are stored by column, so both MRN parts reduce over D.
     """
 
     name = "etd"
@@ -373,10 +382,13 @@ class ETDReward:
         max_grad_norm: float = 0.5,
         seed: int = 0,
         capacity: int = 128,
+        page: int = 32,
         **critic_kwargs: Any,
     ) -> None:
         if aggregate not in AGGREGATES:
             raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+        if page < 1 or capacity < 1:
+            raise ValueError(f"page and capacity must be >= 1, got page={page}, capacity={capacity}")
         self.critic = TemporalDistanceCritic(obs_shape, **critic_kwargs).to(device)
         self.opt = torch.optim.Adam(self.critic.parameters(), lr=lr, eps=1e-5)
         self.n_envs, self.device, self.obs_shape = n_envs, device, tuple(obs_shape)
@@ -384,44 +396,114 @@ class ETDReward:
         self.aggregate, self.boundary, self.stale = aggregate, boundary, stale_features
         self.max_grad_norm = max_grad_norm
         self.rng = np.random.default_rng(seed)
+        self.page = page
+        self.chunk_elements = 1 << 17  # differences per chunk of the distance's max part (512 KiB of float32)
         self.lengths = torch.zeros(n_envs, dtype=torch.long, device=device)
-        self.obs_mem: Tensor | None = None  # (N, capacity, ...), allocated on the first observation (its dtype)
-        self.feat_mem = torch.zeros(0)
-        self.code_mem = torch.zeros(0)  # (N, D, capacity): codes stored by column, so reductions run over D
-        self.capacity = capacity
+        self.current = torch.full((n_envs,), -1, dtype=torch.long, device=device)  # page of each env's last slot
+        self.n_pages = n_envs * -(-capacity // page)  # initial pool: `capacity` slots per env
+        self.owner = torch.full((self.n_pages,), -1, dtype=torch.long, device=device)  # env of each page, -1: free
+        self.rank = torch.zeros(self.n_pages, dtype=torch.long, device=device)  # page number within its episode
+        self.obs_mem: Tensor | None = None  # (P, B, ...), allocated on the first observation (its dtype)
+        self.feat_mem = torch.zeros(0)  # (P, B, F)
+        self.code_mem = torch.zeros(0)  # (P, D, B): codes stored by column, so reductions run over D
+        self.norm_mem = torch.zeros(0)  # (P, B): squared norm of each code's L2 half
+        self._work = torch.zeros(0, 0, 0)
 
-    def _allocate(self, obs: Tensor, feat_dim: int, code_dim: int, capacity: int) -> None:
-        """(Re)allocate the memory with room for `capacity` observations like `obs[0]` per env, keeping its contents."""
-        N, dev = self.n_envs, self.device
-        old = (self.obs_mem, self.feat_mem, self.code_mem)
-        self.obs_mem = torch.zeros(N, capacity, *obs.shape[1:], dtype=obs.dtype, device=dev)
-        self.feat_mem = torch.zeros(N, capacity, feat_dim, device=dev)
-        self.code_mem = torch.zeros(N, code_dim, capacity, device=dev)
+    @property
+    def capacity(self) -> int:
+        """Slots in the pool (all pages)."""
+        return self.n_pages * self.page
+
+    def _allocate(self, obs: Tensor, feat_dim: int, code_dim: int, n_pages: int) -> None:
+        """(Re)allocate a pool of `n_pages` pages for observations like `obs[0]`, keeping its contents."""
+        B, dev = self.page, self.device
+        old = (self.obs_mem, self.feat_mem, self.code_mem, self.norm_mem)
+        self.obs_mem = torch.zeros(n_pages, B, *obs.shape[1:], dtype=obs.dtype, device=dev)
+        self.feat_mem = torch.zeros(n_pages, B, feat_dim, device=dev)
+        self.code_mem = torch.zeros(n_pages, code_dim, B, device=dev)
+        self.norm_mem = torch.zeros(n_pages, B, device=dev)
+        self._clear_codes(slice(None))
         if old[0] is not None:
-            n = old[0].shape[1]
-            self.obs_mem[:, :n], self.feat_mem[:, :n], self.code_mem[:, :, :n] = old
-        self.capacity = capacity
+            n = old[0].shape[0]
+            self.obs_mem[:n], self.feat_mem[:n], self.code_mem[:n], self.norm_mem[:n] = old
+        grow = n_pages - len(self.owner)
+        if grow > 0:
+            self.owner = torch.cat([self.owner, self.owner.new_full((grow,), -1)])
+            self.rank = torch.cat([self.rank, self.rank.new_zeros(grow)])
+        self.n_pages = n_pages
+
+    def _release(self, envs: Tensor) -> None:
+        """Empty the memories of the envs in the bool mask `envs` (N,) and free their pages."""
+        freed = torch.nonzero((self.owner >= 0) & envs[self.owner.clamp_min(0)]).flatten()
+        self.owner[freed] = -1
+        if self.obs_mem is not None:
+            self._clear_codes(freed)
+        self.lengths[envs] = 0
+        self.current[envs] = -1
+
+    def _clear_codes(self, pages: Tensor | slice) -> None:
+        """Empty slots: +inf in the max part and an infinite squared norm, so that every MRN distance to them is
+        +inf (no mask needed), and 0 in the L2 part, so that its dot products stay finite."""
+        half = self.code_mem.shape[1] // 2
+        self.code_mem[pages, :half], self.code_mem[pages, half:] = float("inf"), 0.0
+        self.norm_mem[pages] = float("inf")
 
     def reset(self, env_ids: Any = None) -> None:
         """Clear the episodic memory of the given environments (all by default)."""
-        if env_ids is None:
-            self.lengths.zero_()
-        else:
-            self.lengths[torch.as_tensor(list(env_ids), dtype=torch.long, device=self.device)] = 0
+        envs = torch.ones(self.n_envs, dtype=torch.bool, device=self.device)
+        if env_ids is not None:
+            envs = torch.zeros_like(envs)
+            envs[torch.as_tensor(list(env_ids), dtype=torch.long, device=self.device)] = True
+        self._release(envs)
+
+    def _pages_of(self, env_id: int) -> Tensor:
+        pages = torch.nonzero(self.owner == env_id).flatten()
+        return pages[self.rank[pages].argsort()]
 
     def memory(self, env_id: int) -> tuple[Tensor, Tensor, Tensor]:
-        """The observations, features and codes env `env_id` holds now."""
+        """The observations, features and codes env `env_id` holds now (in the order they were written)."""
         n = int(self.lengths[env_id])
         if self.obs_mem is None or n == 0:
             empty = torch.zeros(0, device=self.device)
             return empty, empty, empty
-        return self.obs_mem[env_id, :n], self.feat_mem[env_id, :n], self.code_mem[env_id, :, :n].T
+        p = self._pages_of(env_id)
+        obs = self.obs_mem[p].reshape(-1, *self.obs_mem.shape[2:])[:n]
+        feats = self.feat_mem[p].reshape(-1, self.feat_mem.shape[-1])[:n]
+        codes = self.code_mem[p].transpose(1, 2).reshape(-1, self.code_mem.shape[1])[:n]
+        return obs, feats, codes
 
-    def _write(self, rows: Tensor, obs: Tensor, feats: Tensor, codes: Tensor) -> None:
-        """Append obs/feats/codes (R, ...) at the current lengths of the envs `rows` (R,)."""
-        pos = self.lengths[rows]
-        self.obs_mem[rows, pos], self.feat_mem[rows, pos], self.code_mem[rows, :, pos] = obs, feats, codes
-        self.lengths[rows] += 1
+    def _write(self, rows: Tensor | None, obs: Tensor, feats: Tensor, codes: Tensor) -> None:
+        """Append obs/feats/codes (R, ...) at the current lengths of the envs `rows` (R,; None: all envs); an env
+        whose last page is full (or that has none) takes the lowest free page first."""
+        pos = self.lengths if rows is None else self.lengths[rows]
+        slot = pos % self.page
+        start = slot == 0
+        if bool(start.any()):
+            envs = torch.nonzero(start).flatten() if rows is None else rows[start]
+            free = torch.nonzero(self.owner < 0).flatten()
+            if len(free) < len(envs):  # the pool is full: double it
+                self._allocate(obs, feats.shape[-1], codes.shape[-1], max(2 * self.n_pages, self.n_pages + len(envs)))
+                free = torch.nonzero(self.owner < 0).flatten()
+            new = free[: len(envs)]
+            self.owner[new], self.rank[new], self.current[envs] = envs, pos[start] // self.page, new
+        pages = self.current if rows is None else self.current[rows]
+        self.obs_mem[pages, slot], self.feat_mem[pages, slot], self.code_mem[pages, :, slot] = obs, feats, codes
+        self.norm_mem[pages, slot] = _half_sq_norm(codes)
+        if rows is None:
+            self.lengths += 1
+        else:
+            self.lengths[rows] += 1
+
+    def _used(self) -> tuple[int, Tensor]:
+        """(U, env): the number of pages up to the highest used one and their owners (free pages: 0), (U,)."""
+        held = torch.nonzero(self.owner >= 0).flatten()
+        U = int(held.max()) + 1 if len(held) else 0
+        return U, self.owner[:U].clamp_min(0)
+
+    def _valid(self, U: int, env: Tensor) -> Tensor:
+        """Which slots of the first U pages hold an observation, (U, B)."""
+        slots = self.rank[:U, None] * self.page + torch.arange(self.page, device=self.device)[None, :]  # (U, B)
+        return (self.owner[:U] >= 0)[:, None] & (slots < self.lengths[env][:, None])
 
     @torch.no_grad()
     def compute(self, obs: np.ndarray, actions: np.ndarray, next_obs: np.ndarray, dones: np.ndarray) -> np.ndarray:
@@ -436,43 +518,70 @@ class ETDReward:
         f = self.critic.features(batch)  # g in one pass
         z = self.critic.embed(f)
         if self.obs_mem is None:
-            self._allocate(o2, f.shape[-1], z.shape[-1], self.capacity)
+            self._allocate(o2, f.shape[-1], z.shape[-1], self.n_pages)
         if len(empty):
             self._write(empty, batch[: len(empty)], f[: len(empty)], z[: len(empty)])
         f2, z2 = f[len(empty) :], z[len(empty) :]  # (N, F), (N, D)
-        n_max = int(self.lengths.max())
-        d = self._memory_distances(z2, n_max)  # (N, L): d(memory -> new)
-        valid = torch.arange(n_max, device=self.device)[None, :] < self.lengths[:, None]  # (N, L)
-        if self.aggregate == "min":  # b_t = min_k d(phi(s_k), phi(s_t+1))  (Eq. ETD-reward), one masked min
-            out = d.masked_fill(~valid, float("inf")).amin(dim=1)
-        elif self.aggregate == "mean":  # a deliberately broken reward: the mean instead of the min
-            out = (d * valid).sum(1) / self.lengths
-        elif self.aggregate == "random":  # broken: the min over random distances (carries no information on s')
-            noise = torch.as_tensor(self.rng.random(d.shape), dtype=d.dtype, device=self.device)
-            out = noise.masked_fill(~valid, float("inf")).amin(dim=1)
+        U, env = self._used()
+        d = self._memory_distances(z2, U, env)  # (U, B): d(memory slot -> its env's new state)
+        if self.aggregate == "min":  # b_t = min_k d(phi(s_k), phi(s_t+1))  (Eq. ETD-reward), a min per page
+            if self.critic.energy not in ("mrn_pot", "mrn"):  # MRN needs no mask: empty slots' codes give +inf
+                d = d.masked_fill_(~self._valid(U, env), float("inf"))
+            out = torch.full((self.n_envs,), float("inf"), device=self.device)
+            out = out.scatter_reduce_(0, env, d.amin(dim=1), reduce="amin")  # then a min over each env's pages
         else:
-            out = torch.stack([self._aggregate(d[i, : int(n)]) for i, n in enumerate(self.lengths)])
-        done = torch.as_tensor(np.asarray(dones, dtype=bool), device=self.device)
-        self.lengths[done] = 0
-        keep = torch.nonzero(~done).flatten()
-        if len(keep):
-            if n_max >= self.capacity:  # a kept env may hold n_max entries and writes at index n_max
-                self._allocate(o2, f.shape[-1], z.shape[-1], 2 * self.capacity)
-            self._write(keep, o2[keep], f2[keep], z2[keep])
+            out = self._other_aggregate(d, env, self._valid(U, env))
+        done_np = np.asarray(dones, dtype=bool)
+        if done_np.any():
+            done = torch.as_tensor(done_np, device=self.device)
+            self._release(done)
+            keep = torch.nonzero(~done).flatten()
+            if len(keep):
+                self._write(keep, o2[keep], f2[keep], z2[keep])
+        else:  # the common step: every env appends s'
+            self._write(None, o2, f2, z2)
         return out.cpu().numpy().astype(np.float64)
 
-    def _memory_distances(self, z2: Tensor, n_max: int) -> Tensor:
-        """d(phi(s_k), phi(s')) for the first n_max memory slots of every env: (N, D) -> (N, n_max).
-
-        The codes are stored by column (N, D, L), so both MRN parts reduce over D for all slots at once (3x faster
-        on a CPU than reducing the last axis of (N, L, D) and a batched matrix-vector product for the L2 part)."""
-        mem = self.code_mem[:, :, :n_max]  # (N, D, L)
+    def _memory_distances(self, z2: Tensor, U: int, env: Tensor) -> Tensor:
+        """d(phi(s_k), phi(s')) of every slot of the first U pages to the new code of the page's env: (U, B)."""
+        mem = self.code_mem[:U]  # (U, D, B)
+        zp = z2[env]  # (U, D): each page's env's new code
         if self.critic.energy not in ("mrn_pot", "mrn"):
-            return pair_distance(mem.transpose(1, 2), z2[:, None, :], self.critic.energy, self.critic.eps)
+            return pair_distance(mem.transpose(1, 2), zp[:, None, :], self.critic.energy, self.critic.eps)
         half = mem.shape[1] // 2
-        d = (mem[:, :half] - z2[:, :half, None]).amax(dim=1).clamp_min_(0.0)  # max_i ReLU(a_i(s_k) - a_i(s'))
-        sq = (mem[:, half:] - z2[:, half:, None]).square_().sum(dim=1)  # ||u(s_k) - u(s')||^2, (N, L)
-        return d.add_(sq.add_(self.critic.eps).sqrt_())  # Eq. MRN
+        # max_i ReLU(a_i(s_k) - a_i(s')), in chunks of pages whose differences stay in the CPU cache
+        d = torch.empty(U, self.page, device=self.device)
+        step = max(1, self.chunk_elements // (half * self.page))
+        diff = self._workspace((min(U, step), half, self.page))
+        for i in range(0, U, step):
+            j = min(U, i + step)
+            torch.amax(torch.sub(mem[i:j, :half], zp[i:j, :half, None], out=diff[: j - i]), dim=1, out=d[i:j])
+        d.clamp_min_(0.0)
+        # ||u(s_k) - u(s')||^2 = ||u(s_k)||^2 + ||u(s')||^2 - 2 u(s_k).u(s'): cached norms and one batched product
+        # per page, as the training's all-pairs form (mrn_pairwise) computes it
+        dot = torch.bmm(zp[:, None, half:], mem[:, half:]).squeeze(1)  # (U, B)
+        sq = dot.mul_(-2.0).add_(self.norm_mem[:U]).add_(_half_sq_norm(z2)[env][:, None]).clamp_min_(0.0)
+        return d.add_(sq.add_(self.critic.eps).sqrt_())  # Eq. MRN, (U, B)
+
+    def _workspace(self, shape: tuple[int, int, int]) -> Tensor:
+        """A (U, D/2, B) scratch buffer, grown (never shrunk) as the used pages grow."""
+        if self._work.shape[0] < shape[0] or tuple(self._work.shape[1:]) != shape[1:]:
+            self._work = torch.empty(max(shape[0], 2 * self._work.shape[0]), *shape[1:], device=self.device)
+        return self._work[: shape[0]]
+
+    def _other_aggregate(self, d: Tensor, env: Tensor, valid: Tensor) -> Tensor:
+        """The aggregates other than the min, on the distances laid out per env, (N, n_max)."""
+        n_max = int(self.lengths.max())
+        p, j = torch.nonzero(valid, as_tuple=True)
+        dense = torch.zeros(self.n_envs, n_max, device=self.device)
+        dense[env[p], self.rank[p] * self.page + j] = d[p, j]
+        mask = torch.arange(n_max, device=self.device)[None, :] < self.lengths[:, None]  # (N, L)
+        if self.aggregate == "mean":  # a deliberately broken reward: the mean instead of the min
+            return (dense * mask).sum(1) / self.lengths
+        if self.aggregate == "random":  # broken: the min over random distances (carries no information on s')
+            noise = torch.as_tensor(self.rng.random(dense.shape), dtype=dense.dtype, device=self.device)
+            return noise.masked_fill(~mask, float("inf")).amin(dim=1)
+        return torch.stack([self._aggregate(dense[i, : int(n)]) for i, n in enumerate(self.lengths)])
 
     def _aggregate(self, d: Tensor) -> Tensor:
         if d.numel() == 1:
@@ -487,14 +596,13 @@ class ETDReward:
         every stored observation in batches of `chunk`."""
         if self.obs_mem is None:
             return
-        L = int(self.lengths.max())
-        valid = torch.arange(L, device=self.device)[None, :] < self.lengths[:, None]  # (N, L)
-        rows, cols = torch.nonzero(valid, as_tuple=True)
+        rows, cols = torch.nonzero(self._valid(*self._used()), as_tuple=True)
         for k in range(0, len(rows), chunk):
             r, c = rows[k : k + chunk], cols[k : k + chunk]
             if not self.stale:  # official: cached g-features are kept, only phi is re-applied
                 self.feat_mem[r, c] = self.critic.features(self.obs_mem[r, c])
-            self.code_mem[r, :, c] = self.critic.embed(self.feat_mem[r, c])
+            codes = self.critic.embed(self.feat_mem[r, c])
+            self.code_mem[r, :, c], self.norm_mem[r, c] = codes, _half_sq_norm(codes)
 
     def positives(self, dones: np.ndarray) -> np.ndarray:
         """Positive indices (T, N) for a rollout whose `dones[t, n]` marks the last observation of an episode."""
