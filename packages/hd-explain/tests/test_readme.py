@@ -18,20 +18,24 @@ def test_readme_quickstart_runs():
 def test_readme_method_table_matches_results_json():
     m = Report.read(PACKAGE / "results" / "quick").metrics
     rows = {
-        "HD-Explain, RBF, h = dim x |": [("rectangular", "hd"), ("digits", "hd_dim_x")],
-        "HD-Explain, RBF, h = dim x + C": [("rectangular", "hd_dim_d"), ("digits", "hd")],
-        "HD-Explain, IMQ |": [("rectangular", "hd_imq"), ("digits", "hd_imq")],
-        "HD-Explain, linear": [("digits", "hd_linear")],
-        "HD-Explain\\* (representation)": [("rectangular", "hd_star"), ("digits", "hd_star")],
-        "Influence function": [("rectangular", "if"), ("digits", "if")],
-        "TracIn": [("rectangular", "tracin"), ("digits", "tracin")],
-        "Representer points": [("rectangular", "rps"), ("digits", "rps")],
-        "RBF similarity in input space": [("rectangular", "sim_input_rbf"), ("digits", "sim_input_rbf")],
+        "HD-Explain, RBF, h = dim x |": [("rectangular", "hd"), ("digits", "hd_dim_x"), ("hard", "hd_dim_x")],
+        "HD-Explain, RBF, h = dim x + C": [("rectangular", "hd_dim_d"), ("digits", "hd"), ("hard", "hd")],
+        "HD-Explain, IMQ |": [("rectangular", "hd_imq"), ("digits", "hd_imq"), ("hard", "hd_imq")],
+        "HD-Explain, linear": [("digits", "hd_linear"), ("hard", "hd_linear")],
+        "HD-Explain\\* (representation)": [("rectangular", "hd_star"), ("digits", "hd_star"), ("hard", "hd_star")],
+        "Influence function": [("rectangular", "if"), ("digits", "if"), ("hard", "if")],
+        "TracIn": [("rectangular", "tracin"), ("digits", "tracin"), ("hard", "tracin")],
+        "Representer points": [("rectangular", "rps"), ("digits", "rps"), ("hard", "rps")],
+        "RBF similarity in input space": [
+            ("rectangular", "sim_input_rbf"),
+            ("digits", "sim_input_rbf"),
+            ("hard", "sim_input_rbf"),
+        ],
     }
     for label, cells in rows.items():
         line = next(ln for ln in README.splitlines() if ln.startswith("| " + label))
         for section, key in cells:
-            v = m[section]["mean"][key]
+            v = (m["digits"]["hard_noise"] if section == "hard" else m[section])["mean"][key]
             assert f"{v['hit']:.3f} / {v['coverage']:.3f}" in line, (label, section, key, line)
     rec = m["mislabel"]["recall_at_flipped"]["realistic"]
     for name, key in (("HD-Explain", "hd"), ("HD-Explain\\*", "hd_star"), ("IF", "if"), ("RPS", "rps")):
