@@ -64,6 +64,15 @@ def _exit_code(argv: list[str]) -> int:
         (["train", "--device", "tpu"], "invalid choice"),
         (["train", "--model", "transformer"], "invalid choice"),
         (["check", "--depth", "0"], "--depth must be > 0"),
+        (["train", "--depth", "100000000"], "depth must be <= 256"),
+        (["train", "--hidden", "100000000"], "hidden must be <= 2048"),
+        (["train", "--epochs", "100000000"], "epochs must be <= 1000"),
+        (["train", "--batch-size", "100000000"], "batch_size must be <= 4096"),
+        (["check", "--depth", "100000000"], "--depth must be in [1, 256]"),
+        (["check", "--model", "gru", "--depth", "100000"], "--depth must be in [1, 4096]"),
+        (["check", "--width", "100000000"], "--width must be in [1, 2048]"),
+        (["reproduce", "--scale", "ci", "mlp_depth=100000000"], "mlp_depth must be <= 256"),
+        (["reproduce", "--scale", "ci", "lm_length=100000000"], "lm_length must be <= 4096"),
         (["reproduce", "--scale", "huge"], "invalid choice"),
         (["reproduce", "--scale", "ci", "seeds=0"], "seeds must be an integer >= 1"),
         (["reproduce", "--scale", "ci", "mlp_lr=nan"], "mlp_lr must be a finite number"),
@@ -88,9 +97,44 @@ def test_speed_prints_a_table_like_table_3(capsys, tmp_path):
     assert "| GRUx1 L=6 |" in out and "| LSTMx1 L=6 |" in out and "HBP k=2" in out and "FPI k=1" in out
     assert json.loads((tmp_path / "speed.json").read_text())["rows"][1]["cell"] == "lstm"
     assert (tmp_path / "speed.md").read_text().strip() == out.strip()
+    assert main([*args, "--out", str(tmp_path / "speed")]) == 2  # its earlier files: only with --overwrite
+    assert "already exists" in capsys.readouterr().err
+    assert main([*args, "--out", str(tmp_path / "speed"), "--overwrite"]) == 0
 
 
-@pytest.mark.parametrize("bad", [["--lengths", "0"], ["--hbp-ks", "-1"], ["--cells", "rnn"], ["--vocab", "1"]])
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+@pytest.mark.parametrize("name", ["speed.json", "speed.md"])
+def test_speed_never_replaces_a_users_file_and_checks_before_timing(capsys, tmp_path, monkeypatch, name, overwrite):
+    import hashlib
+
+    import iclr25.highway_bp.speed as speed
+
+    def no_timing(*args, **kwargs):
+        raise AssertionError("the timing work started before --out was checked")
+
+    monkeypatch.setattr(speed, "speed_table", no_timing)
+    mine = tmp_path / name
+    mine.write_text("my own timings")
+    before = hashlib.sha256(mine.read_bytes()).hexdigest()
+    assert main(["speed", "--lengths", "6", "--out", str(tmp_path / "speed.json"), *overwrite]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(mine) in err[0], err
+    assert hashlib.sha256(mine.read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["--lengths", "0"],
+        ["--lengths", "100000000"],
+        ["--hbp-ks", "-1"],
+        ["--cells", "rnn"],
+        ["--vocab", "1"],
+        ["--hidden", "100000000"],
+        ["--steps", "100000000"],
+    ],
+)
 def test_speed_refuses_bad_input(capsys, bad):
     with pytest.raises(SystemExit) as exc:
         main(["speed", *bad])

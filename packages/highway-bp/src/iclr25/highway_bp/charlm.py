@@ -36,14 +36,16 @@ def shipped_corpus() -> str:
 
 
 def write_wikitext_files(text: str, root: str | Path, valid_fraction: float = 0.1) -> Path:
-    """Write `text` as `wiki.train.raw` / `wiki.valid.raw` (the last `valid_fraction` of it) under `root`."""
+    """Write `text` as `wiki.train.raw` / `wiki.valid.raw` (the last `valid_fraction` of it) under `root`, as new
+    files (a file already there is never replaced)."""
     if not 0.0 < valid_fraction < 1.0:
         raise ValueError(f"valid_fraction must be in (0, 1), got {valid_fraction}")
+    from iclr25.shared.files import write_text
+
     root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
     cut = int(len(text) * (1.0 - valid_fraction))
-    (root / "wiki.train.raw").write_text(text[:cut], encoding="utf-8")
-    (root / "wiki.valid.raw").write_text(text[cut:], encoding="utf-8")
+    write_text(root / "wiki.train.raw", text[:cut])
+    write_text(root / "wiki.valid.raw", text[cut:])
     return root
 
 

@@ -8,9 +8,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from iclr25.highway_bp.config import BACKWARDS, LM_CELLS, MODELS, PRESETS, TrainConfig
+from iclr25.highway_bp.config import (
+    BACKWARDS,
+    LM_CELLS,
+    MAX_BATCH,
+    MAX_DEPTH,
+    MAX_LENGTH,
+    MAX_WIDTH,
+    MODELS,
+    PRESETS,
+    TrainConfig,
+)
 from iclr25.shared.cli import (
     CliError,
     add_config_args,
@@ -23,11 +34,14 @@ from iclr25.shared.cli import (
     package_main,
     scale_out_from_args,
 )
+from iclr25.shared.files import check_writable, write_text
 from iclr25.shared.run import DEVICES, open_run_folder
 
 PROG = "iclr25-highway-bp"
 SLUG = "highway-bp"
 SCALES = ("ci", "quick", "full")
+MAX_VOCAB = 65536  # `speed`'s vocabulary (the paper's char-level LM: 210 characters + unk)
+MAX_TIMED_STEPS = 1000  # `speed`'s timed (and warm-up) steps per entry
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,18 +68,19 @@ def _parser() -> argparse.ArgumentParser:
         "backward, Adam) for BPTT, FPI(k) and Highway-BP(k), and the speed-up of HBP(k) over BPTT.",
     )
     sp.add_argument("--cells", nargs="+", choices=LM_CELLS, default=["gru", "lstm"])
-    sp.add_argument("--lengths", nargs="+", type=int_at_least(1), default=[64, 256], help="sequence lengths L")
-    sp.add_argument("--hidden", type=int_at_least(1), default=128)
-    sp.add_argument("--batch-size", type=int_at_least(1), default=32)
-    sp.add_argument("--vocab", type=int_at_least(2), default=128)
-    sp.add_argument("--hbp-ks", nargs="+", type=int_at_least(0), default=[0, 1, 2, 5, 10])
-    sp.add_argument("--fpi-ks", nargs="+", type=int_at_least(0), default=[0, 5, 10])
-    sp.add_argument("--steps", type=int_at_least(1), default=5, help="timed steps per entry (median shown)")
-    sp.add_argument("--warmup", type=int_at_least(0), default=2, help="untimed steps first")
+    sp.add_argument("--lengths", nargs="+", type=int_in(1, MAX_LENGTH), default=[64, 256], help="sequence lengths L")
+    sp.add_argument("--hidden", type=int_in(1, MAX_WIDTH), default=128)
+    sp.add_argument("--batch-size", type=int_in(1, MAX_BATCH), default=32)
+    sp.add_argument("--vocab", type=int_in(2, MAX_VOCAB), default=128)
+    sp.add_argument("--hbp-ks", nargs="+", type=int_in(0, MAX_LENGTH), default=[0, 1, 2, 5, 10])
+    sp.add_argument("--fpi-ks", nargs="+", type=int_in(0, MAX_LENGTH), default=[0, 5, 10])
+    sp.add_argument("--steps", type=int_in(1, MAX_TIMED_STEPS), default=5, help="timed steps per entry (median shown)")
+    sp.add_argument("--warmup", type=int_in(0, MAX_TIMED_STEPS), default=2, help="untimed steps first")
     sp.add_argument("--threads", type=int_at_least(0), default=1, help="torch CPU threads (0: torch's default)")
     sp.add_argument("--device", choices=DEVICES, default="auto", help="compute device (default: %(default)s)")
     sp.add_argument("--seed", type=int, default=0)
-    sp.add_argument("--out", type=Path, help="also write the tables to OUT.md and the timings to OUT.json")
+    sp.add_argument("--out", type=Path, help="also write the tables to OUT.md and the timings to OUT.json (new files)")
+    sp.add_argument("--overwrite", action="store_true", help="replace OUT.md/OUT.json an earlier `speed` wrote")
     ch = sub.add_parser("check", help="run the exactness checks (Theorem 2) on a model of your size")
     ch.add_argument("--model", choices=["resmlp", "gru", "lstm"], default="resmlp")
     ch.add_argument("--depth", type=int, default=8, help="L: residual blocks (resmlp) or time steps (RNN)")
@@ -79,6 +94,27 @@ def _positive(**values: float) -> None:
     for name, value in values.items():
         if value is None or value <= 0:
             raise CliError(f"--{name.replace('_', '-')} must be > 0, got {value}")
+
+
+def int_in(minimum: int, maximum: int) -> Callable[[str], int]:
+    """An argparse `type`: an integer in [minimum, maximum] (argparse turns the refusal into one error line)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer in [{minimum}, {maximum}], got {text!r}") from None
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"expected an integer in [{minimum}, {maximum}], got {value}")
+        return value
+
+    return parse
+
+
+def _at_most(**values: tuple[int, int]) -> None:
+    for name, (value, maximum) in values.items():
+        if value > maximum:
+            raise CliError(f"--{name.replace('_', '-')} must be in [1, {maximum}], got {value}")
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -155,6 +191,9 @@ def _train(args: argparse.Namespace) -> int:
 
 def _speed(args: argparse.Namespace) -> int:
     """Time the backward passes (`iclr25.highway_bp.speed`) and print Table-3-like tables (wall and CPU ms)."""
+    outputs = [] if args.out is None else [args.out.with_suffix(".md"), args.out.with_suffix(".json")]
+    for path in outputs:  # before the timing work: new files, or ones an earlier `speed` wrote (--overwrite)
+        check_writable(path, args.overwrite)
     import dataclasses
 
     import torch
@@ -186,11 +225,10 @@ def _speed(args: argparse.Namespace) -> int:
         f"{format_speed_table(rows, cpu=True)}\n"
     )
     print(text)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.with_suffix(".md").write_text(text, encoding="utf-8")
+    if outputs:
+        write_text(outputs[0], text, overwrite=args.overwrite)
         data = {"device": where, "rows": [dataclasses.asdict(r) for r in rows]}
-        args.out.with_suffix(".json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+        write_text(outputs[1], json.dumps(data, indent=1), overwrite=args.overwrite)
     return 0
 
 
@@ -200,6 +238,8 @@ def _check(args: argparse.Namespace) -> int:
     from iclr25.highway_bp.checks import exactness_checks
 
     _positive(depth=args.depth, width=args.width, batch_size=args.batch_size)
+    max_depth = MAX_DEPTH if args.model == "resmlp" else MAX_LENGTH  # blocks, or time steps of an RNN
+    _at_most(depth=(args.depth, max_depth), width=(args.width, MAX_WIDTH), batch_size=(args.batch_size, MAX_BATCH))
     torch.set_num_threads(1)
     report = exactness_checks(args.model, args.depth, args.width, args.batch_size, args.seed)
     for name, (value, ok) in report.items():

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     Each,
     Flag,
     InRange,
@@ -29,7 +30,25 @@ MODELS = ("resmlp", "gru", "lstm")
 LM_CELLS = ("gru", "lstm")
 BACKWARDS = ("bp", "hbp", "fpi")
 
-Ks = Annotated[tuple[int, ...], Each(AtLeast(0))]  # k = 0 is Highway-BP's first iterate
+# Size limits, refused before any work (a size past them would exhaust memory or run for days). The paper's
+# largest settings: 54 residual blocks (ResNet110), hidden/width 512, sequences of L = 1024 (pixel CIFAR),
+# 200 epochs, batches of 128; each limit leaves room above that.
+MAX_DEPTH = 256  # residual blocks / layers
+MAX_WIDTH = 2048  # hidden sizes and widths
+MAX_LENGTH = 4096  # sequence lengths (time steps), and the iteration count k (k >= L is exact)
+MAX_BATCH = 4096
+MAX_EPOCHS = 1000
+MAX_STEPS = 1_000_000
+
+Ks = Annotated[tuple[int, ...], Each(AtLeast(0), AtMost(MAX_LENGTH))]  # k = 0 is Highway-BP's first iterate
+K = Annotated[int, AtLeast(0), AtMost(MAX_LENGTH)]
+Depth = Annotated[int, AtLeast(1), AtMost(MAX_DEPTH)]
+Width = Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)]
+Length = Annotated[int, AtLeast(1), AtMost(MAX_LENGTH)]
+Batch = Annotated[int, AtLeast(1), AtMost(MAX_BATCH)]
+Epochs = Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)]
+Steps = Annotated[int, AtLeast(1), AtMost(MAX_STEPS)]
+StepCap = Annotated[int, AtLeast(0), AtMost(MAX_STEPS)]  # 0: no cap
 FolderOrEmpty = Annotated[str, IsText("text (a folder path or empty)")]
 
 
@@ -47,15 +66,15 @@ class Config(Validated):
     threads: PositiveInt = 1  # torch CPU threads: the ops are tiny, one thread avoids OpenMP spin-waits on shared cores
     # part 1: fidelity (spec §6a.1 / §9.5)
     fidelity: Flag = True
-    fidelity_batch: PositiveInt = 256
+    fidelity_batch: Batch = 256
     fidelity_fpi: Flag = True  # also measure FPI's cosine (reported only)
     # part 2: digits-resmlp (spec §6a.2)
     mlp: Flag = True
-    mlp_depth: PositiveInt = 16
-    mlp_width: PositiveInt = 64
-    mlp_hidden: PositiveInt = 128
-    mlp_epochs: PositiveInt = 30
-    mlp_batch: PositiveInt = 64
+    mlp_depth: Depth = 16
+    mlp_width: Width = 64
+    mlp_hidden: Width = 128
+    mlp_epochs: Epochs = 30
+    mlp_batch: Batch = 64
     mlp_lr: PositiveFloat = 1e-3
     mlp_ks: Ks = (0, 1, 2, 4)
     # part 3: sequence GRU (spec §6a.3); task "digits" (pixel digits) or "cifar" (pixel-CIFAR-10, full)
@@ -63,25 +82,25 @@ class Config(Validated):
     gru_task: Literal["digits", "cifar"] = "digits"
     data_dir: FolderOrEmpty = ""  # CIFAR-10 python pickles for gru_task="cifar"
     gru_bptt: Flag = True  # the BPTT baseline (needed by the reported near-BPTT and speed claims only)
-    gru_hidden: PositiveInt = 64
-    gru_epochs: PositiveInt = 20
-    gru_steps: NonNegativeInt = 0  # > 0: cap on training steps (Table 5 counts steps)
-    gru_batch: PositiveInt = 64
+    gru_hidden: Width = 64
+    gru_epochs: Epochs = 20
+    gru_steps: StepCap = 0  # > 0: cap on training steps (Table 5 counts steps)
+    gru_batch: Batch = 64
     gru_lr: PositiveFloat = 3e-3
     gru_schedule: Literal["constant", "cosine"] = "constant"
     gru_warmup: NonNegativeInt = 0
     gru_hbp_ks: Ks = (0, 2, 5, 10)
     gru_fpi_ks: Ks = (2, 5, 10)
-    gate_k: NonNegativeInt = 10  # the k of the gated GRU claims (paper: HBP reaches BPTT at k = 10, Fig. 4)
+    gate_k: K = 10  # the k of the gated GRU claims (paper: HBP reaches BPTT at k = 10, Fig. 4)
     # part 5: character-level RNN language model with a loss at every step (Table 2, Fig. 4; spec §6a.3 extra)
     lm: Flag = True
     # WikiText-103 raw (`wiki.{train,valid}.raw`); empty: the Python docs shipped with Python
     text_dir: FolderOrEmpty = ""
     lm_cells: Annotated[tuple[str, ...], NonEmpty(), Each(OneOf(LM_CELLS))] = ("gru",)
-    lm_hidden: PositiveInt = 128
-    lm_length: PositiveInt = 64  # L: time steps per training window (Table 5: 256)
-    lm_batch: PositiveInt = 32
-    lm_steps: PositiveInt = 600
+    lm_hidden: Width = 128
+    lm_length: Length = 64  # L: time steps per training window (Table 5: 256)
+    lm_batch: Batch = 32
+    lm_steps: Steps = 600
     lm_lr: PositiveFloat = 3e-3
     lm_warmup: NonNegativeInt = 0
     lm_bptt: Flag = True
@@ -91,33 +110,33 @@ class Config(Validated):
     lm_needs_text: Flag = False  # True (full): without text_dir the part is skipped, as the ResNets without data
     # part 6: GPT-2-style Transformer with the γ trick (§5.2, Table 4, Fig. 3, Fig. 6); off in the presets, a study
     transformer: Flag = False
-    tf_d: PositiveInt = 64
-    tf_blocks: PositiveInt = 4  # GPT-2 blocks; attention and FFN are separate layers, so L = 2·tf_blocks
-    tf_heads: PositiveInt = 4
-    tf_length: PositiveInt = 64  # context
-    tf_batch: PositiveInt = 32
-    tf_steps: PositiveInt = 400
+    tf_d: Width = 64
+    tf_blocks: Depth = 4  # GPT-2 blocks; attention and FFN are separate layers, so L = 2·tf_blocks
+    tf_heads: Width = 4
+    tf_length: Length = 64  # context
+    tf_batch: Batch = 32
+    tf_steps: Steps = 400
     tf_lr: PositiveFloat = 1e-3  # AdamW (β2 0.98), weight decay 0.1, clipping 1 (Table 4)
     tf_warmup: NonNegativeInt = 40  # 10% linear warmup, then cosine decay to 0.1×
     tf_gamma: Annotated[float, InRange(0.0, 1.0)] = 0.2
-    tf_k_fixed: NonNegativeInt = 0  # Highway-BP at a constant k
-    tf_k_start: NonNegativeInt = 0  # Highway-BP with k growing linearly from tf_k_start to tf_k_end over training
-    tf_k_end: NonNegativeInt = 4
+    tf_k_fixed: K = 0  # Highway-BP at a constant k
+    tf_k_start: K = 0  # Highway-BP with k growing linearly from tf_k_start to tf_k_end over training
+    tf_k_end: K = 4
     tf_cosine_ks: Ks = (0, 1, 2, 4, 8)
     # part 4 (full only): ResNets on CIFAR-10 with the App. G downsampling (Table 2, Table 4, Fig. 2)
     resnet: Flag = False
     # CIFAR-10 python pickles (`cifar-10-batches-py`); empty: data_dir, else the part is skipped
     cifar_dir: FolderOrEmpty = ""
     # blocks per stage: 5 → pre-act ResNet32 (L=15), 18 → ResNet110 (L=54)
-    resnet_blocks: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1))] = (5, 18)
-    resnet_width: PositiveInt = 16
-    resnet_epochs: PositiveInt = 200
-    resnet_batch: PositiveInt = 128
+    resnet_blocks: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1), AtMost(MAX_DEPTH))] = (5, 18)
+    resnet_width: Width = 16
+    resnet_epochs: Epochs = 200
+    resnet_batch: Batch = 128
     # SGD, momentum 0.9, wd 1e-4, lr ÷10 at 50% and 75% of training, no warmup or clipping
     resnet_lr: PositiveFloat = 0.1
     resnet_wd: NonNegativeFloat = 1e-4
     resnet_ks: Ks = (0, 1, 2, 4)
-    resnet_steps: NonNegativeInt = 0  # > 0: cap on training steps (smoke runs)
+    resnet_steps: StepCap = 0  # > 0: cap on training steps (smoke runs)
     figures: Flag = True
     # steps between checkpoints of every training run (0: none); --checkpoint-every too
     checkpoint_every: NonNegativeInt = 0
@@ -186,12 +205,12 @@ class TrainConfig(Validated):
 
     model: Annotated[str, OneOf(MODELS)] = "resmlp"  # resmlp | gru | lstm
     backward: Annotated[str, OneOf(BACKWARDS)] = "hbp"  # bp (exact; BPTT for the RNNs) | hbp | fpi
-    k: NonNegativeInt = 4  # Highway-BP / FPI iterations
-    depth: PositiveInt = 16  # residual blocks of resmlp
-    hidden: PositiveInt = 64  # width (resmlp) or hidden size (RNN)
-    epochs: PositiveInt = 10
+    k: K = 4  # Highway-BP / FPI iterations
+    depth: Depth = 16  # residual blocks of resmlp
+    hidden: Width = 64  # width (resmlp) or hidden size (RNN)
+    epochs: Epochs = 10
     lr: Annotated[float | None, OrNone(Positive())] = None  # Adam lr; None: 1e-3 for resmlp, 3e-3 for the RNNs
-    batch_size: PositiveInt = 64
+    batch_size: Batch = 64
 
     @property
     def learning_rate(self) -> float:
