@@ -303,3 +303,30 @@ def test_broken_variants_are_built_by_name_and_ignore_the_distance():
     r = broken.compute(obs, None, far, np.zeros(2, bool))
     assert ((r >= 0) & (r < 1)).all()
     assert make_intrinsic("etd", (4,), 2, encoder="mlp").compute(obs, None, far, np.zeros(2, bool)).argmax() == 1
+
+
+def test_maze_distances_are_float64_exact_and_device_independent(spiral):
+    """The maze claims rank the learned distances of all cell pairs: they come from a float64 CPU copy of the critic
+    with the direct difference form, equal to the pairwise reference to float64 precision and untouched by the
+    float32 matmul cancellation (||x||^2 + ||y||^2 - 2 x.y) that TF32 on a GPU makes ~1e-3 large."""
+    from iclr25.etd_exploration.maze import cell_distance_matrix, full_float32
+
+    torch.manual_seed(0)
+    critic = TemporalDistanceCritic((spiral.size, spiral.size, 3), feature_dim=32, latent_dim=32, encoder="mlp")
+    got = cell_distance_matrix(critic, spiral, np.random.default_rng(0))
+    assert got.dtype == np.float64 and next(critic.parameters()).dtype == torch.float32  # a copy was cast
+    obs = torch.as_tensor(spiral.render(spiral.cells, np.random.default_rng(0)))
+    with torch.no_grad():
+        exact = critic.to(torch.float64)
+        z = exact.embed(exact.features(obs)).numpy()
+    idx = np.random.default_rng(1).integers(0, len(z), (40, 2))
+    ref = [float(mrn_distance_ref(torch.tensor(z[i])[None], torch.tensor(z[j])[None], critic.eps)[0]) for i, j in idx]
+    np.testing.assert_allclose(got[idx[:, 0], idx[:, 1]], ref, rtol=1e-12, atol=1e-12)
+    flags = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        with full_float32():
+            assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
+        assert torch.backends.cuda.matmul.allow_tf32  # restored
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = flags

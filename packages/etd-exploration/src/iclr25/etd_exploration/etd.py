@@ -136,7 +136,7 @@ class MiniGridCNN(nn.Module):
 
     def forward(self, obs: Tensor) -> Tensor:
         """(B, C, H, W) raw grid codes -> (B, F) features; inputs are scaled by 1/255 as in the official code."""
-        return self.net(obs.float() / 255.0)
+        return self.net(obs.to(self.net[1].weight.dtype) / 255.0)  # in the weights' dtype (float32 unless cast)
 
 
 class MLPEncoder(nn.Module):
@@ -156,7 +156,7 @@ class MLPEncoder(nn.Module):
 
     def forward(self, obs: Tensor) -> Tensor:
         """(B, ...) -> (B, F)."""
-        return self.net(obs.float())
+        return self.net(obs.to(self.net[2].weight.dtype))  # in the weights' dtype (float32 unless cast)
 
 
 def make_encoder(obs_shape: tuple[int, ...], feature_dim: int, encoder: str = "auto", norm: str = "layer") -> nn.Module:

@@ -7,7 +7,10 @@ is then compared with shortest-path (BFS) distances by rank correlation.
 
 from __future__ import annotations
 
+import copy
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -18,15 +21,37 @@ from iclr25.etd_exploration.data import SpiralMaze, random_walk_dataset
 from iclr25.etd_exploration.etd import (
     TemporalDistanceCritic,
     contrastive_loss,
-    mrn_pairwise,
     pair_distance,
     sample_future_indices,
 )
 from iclr25.shared.progress import progress
 
 
+@contextmanager
+def full_float32() -> Iterator[None]:
+    """Full-precision float32 matmuls on CUDA (TF32 off) for the block, as on a CPU; the flags are restored after.
+
+    The run layer turns TF32 on for CUDA runs; its 10-bit mantissa breaks the MRN L2 part, which goes through
+    ||x||^2 + ||y||^2 - 2 x.y: for nearby cells the cancellation leaves errors of ~1e-3 ||u||^2, which reorders
+    exactly the short distances the maze claims rank."""
+    flags = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = flags
+
+
 def train_maze_critic(cfg: MazeConfig, seed: int = 0, device: str = "cpu"):
-    """Train a critic on random walks; returns (critic, maze, stats dict with the loss curve and timings)."""
+    """Train a critic on random walks; returns (critic, maze, stats dict with the loss curve and timings).
+
+    Every random draw comes from NumPy and the weights are initialised on the CPU before they move to `device`, so
+    the data and the start are the same on every device; matmuls run in full float32 (`full_float32`)."""
+    with full_float32():
+        return _train_maze_critic(cfg, seed, device)
+
+
+def _train_maze_critic(cfg: MazeConfig, seed: int, device: str):
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
     maze = SpiralMaze(noise=cfg.noise)
@@ -64,13 +89,14 @@ def train_maze_critic(cfg: MazeConfig, seed: int = 0, device: str = "cpu"):
 
 @torch.no_grad()
 def cell_distance_matrix(critic: TemporalDistanceCritic, maze: SpiralMaze, rng: np.random.Generator) -> np.ndarray:
-    """Learned d(x, y) between all free cells (C, C), one rendered observation per cell."""
-    device = next(critic.parameters()).device
-    obs = torch.as_tensor(maze.render(maze.cells, rng), device=device)
-    z = critic.embed(critic.features(obs))  # (C, D)
-    if critic.energy in ("mrn_pot", "mrn"):
-        return mrn_pairwise(z, z, critic.eps).cpu().numpy()
-    return pair_distance(z[:, None, :], z[None, :, :], critic.energy, critic.eps).cpu().numpy()
+    """Learned d(x, y) between all free cells (C, C), one rendered observation per cell.
+
+    Evaluated on a float64 CPU copy of the critic with the direct difference form of every distance (no
+    ||x||^2 + ||y||^2 - 2 x.y cancellation), so that the same weights give the same matrix on every device."""
+    exact = copy.deepcopy(critic).to("cpu", torch.float64)
+    obs = torch.as_tensor(maze.render(maze.cells, rng))
+    z = exact.embed(exact.features(obs.double()))  # (C, D), float64
+    return pair_distance(z[:, None, :], z[None, :, :], exact.energy, exact.eps).numpy()
 
 
 def pixel_distance_matrix(maze: SpiralMaze, rng: np.random.Generator) -> np.ndarray:
