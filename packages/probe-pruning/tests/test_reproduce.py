@@ -71,6 +71,16 @@ def test_each_gate_can_fail(change, claim):
     assert not {c.name: c for c in claims(too_big, cfg)}["probe_flops_fraction"].holds
 
 
+def test_runtime_claims_fail_over_three_minutes():
+    m = _metrics()
+    m.update(measure_wall_s=120.0, measure_cpu_s=70.0)
+    ok = {c.name: c for c in claims(m, Config())}
+    assert ok["wall_time_s"].holds and ok["cpu_time_s"].holds and not ok["cpu_time_s"].gated
+    m.update(measure_wall_s=400.0, measure_cpu_s=200.0)
+    slow = {c.name: c for c in claims(m, Config())}
+    assert not slow["wall_time_s"].holds and not slow["cpu_time_s"].holds
+
+
 def test_small_run_writes_report_and_figure(tmp_path):
     cfg = Config(
         seeds=1, train_steps=3, eval_batches=2, calib_windows=8, latency_reps=1, workers=1, corpus_bytes=200_000

@@ -211,7 +211,7 @@ def _measure_tiny(cfg: Config, r: Any) -> tuple[dict, dict, list[str]]:
     if "latency" in metrics:
         throughput.update({f"{k}_tokens_per_s": v["tokens_per_s"] for k, v in metrics["latency"].items()})
     figures = [_figure(metrics, cfg, r.dir)]
-    metrics["measure_wall_s"] = r.elapsed()[0]
+    metrics["measure_wall_s"], metrics["measure_cpu_s"] = r.elapsed()  # CPU: this process and its finished workers
     return metrics, throughput, figures
 
 
@@ -334,6 +334,13 @@ def claims(metrics: dict[str, Any], config: Config) -> list[Claim]:
         out.append(
             Claim("wall_time_s", "the whole run (2 seeds, training included) takes <= 3 min", "spec: quick <= 3 min",
                   round(wall, 1), "<= 180 s (on the machine and load of the run)", wall <= 180, False, 1e4)
+        )  # fmt: skip
+    if "measure_cpu_s" in metrics:  # the load-independent cost: CPU seconds <= 180 fits 3 min even on one idle core
+        cpu = metrics["measure_cpu_s"]
+        out.append(
+            Claim("cpu_time_s", "CPU seconds of the whole run, training workers included (independent of the load)",
+                  "spec: quick <= 3 min", round(cpu, 1), "<= 180 CPU s (3 min on one idle core)", cpu <= 180, False,
+                  1e4)
         )  # fmt: skip
     if "latency" in metrics:
         lat = metrics["latency"]
