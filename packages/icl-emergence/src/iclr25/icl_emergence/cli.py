@@ -30,6 +30,10 @@ from iclr25.shared.cli import (
 
 SLUG = "icl-emergence"
 PROG = f"iclr25-{SLUG}"
+# `ginc-gen` sizes, refused before any work (the official set: 1 000 x 10 240 train tokens, 2 500 prompts)
+GINC_GEN_MAX = {"n_train": 100_000, "train_length": 102_400, "n_val": 100_000, "val_length": 102_400,
+                "n_prompts": 100_000}  # fmt: skip
+MAX_GINC_TOKENS = 200_000_000  # n_train x train_length: 20x the official set
 CKPT_KEYS = ("state_dict", "model", "kind", "config")
 
 
@@ -109,9 +113,14 @@ def _ginc_gen(args: argparse.Namespace) -> int:
     ks, ns = _ints(args.prompt_lengths, "--prompt-lengths"), _ints(args.n_examples, "--n-examples")
     if min(ks) < 2:
         raise CliError(f"--prompt-lengths must be >= 2, got {args.prompt_lengths}")
-    for flag in ("n_train", "train_length", "n_val", "val_length", "n_prompts"):
-        if getattr(args, flag) < 1:
-            raise CliError(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
+    for flag, most in GINC_GEN_MAX.items():  # sizes bounded before any work
+        if not 1 <= getattr(args, flag) <= most:
+            raise CliError(f"--{flag.replace('_', '-')} must be in [1, {most}], got {getattr(args, flag)}")
+    if args.n_train * args.train_length > MAX_GINC_TOKENS:
+        raise CliError(
+            f"--n-train x --train-length must be at most {MAX_GINC_TOKENS:,} tokens (the official set: 10,240,000), "
+            f"got {args.n_train * args.train_length:,}"
+        )
     gcfg = GINCConfig(
         n_symbols=args.n_symbols, n_values=args.n_values, n_slots=args.n_slots, n_hmms=args.n_hmms,
         transition_temp=args.transition_temp, start_temp=args.start_temp,

@@ -11,6 +11,7 @@ from typing import Annotated
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     Each,
     Flag,
     Increasing,
@@ -30,6 +31,28 @@ from iclr25.shared.validate import (
 PRIORS = ("orthogonal", "rotation2d", "gaussian")
 N_EFF = ("token", "sequence")
 
+# Size limits, refused before any work (past them a run would exhaust memory or run for days). The paper's
+# largest settings (spec §6b): K = 256 topics of N = 1 000 sequences, T = 1 024 tokens, d = 5, 6 layers of
+# d_model 256, 20 000 steps of batch 128; each limit leaves room above that.
+MAX_TOPICS = 4096  # K
+MAX_SEQS = 65_536  # N, evaluation sequences
+MAX_LENGTH = 8192  # T (tokens per sequence)
+MAX_DIM = 256  # d, the LDS state dimension
+MAX_LAYERS = 48
+MAX_WIDTH = 4096  # d_model
+MAX_HEADS = 64
+MAX_STEPS = 1_000_000
+MAX_BATCH = 4096
+
+Topics = Annotated[int, AtLeast(1), AtMost(MAX_TOPICS)]
+Seqs = Annotated[int, AtLeast(1), AtMost(MAX_SEQS)]
+Dim = Annotated[int, AtLeast(1), AtMost(MAX_DIM)]
+Layers = Annotated[int, AtLeast(1), AtMost(MAX_LAYERS)]
+Width = Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)]
+Heads = Annotated[int, AtLeast(1), AtMost(MAX_HEADS)]
+Steps = Annotated[int, AtLeast(1), AtMost(MAX_STEPS)]
+Batch = Annotated[int, AtLeast(1), AtMost(MAX_BATCH)]
+
 
 @dataclass(frozen=True)
 class Config(Validated):
@@ -39,27 +62,27 @@ class Config(Validated):
 
     # LDS topics and corpus (spec §3.3 A, §6a)
     prior: Annotated[str, OneOf(PRIORS)] = "rotation2d"
-    d: PositiveInt = 2
+    d: Dim = 2
     rho: PositiveFloat = 1.0
     sigma: PositiveFloat = 0.05
-    T: Annotated[int, AtLeast(3)] = 32
-    Ks: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1)), Increasing()] = (1, 4, 16, 64)
-    N: PositiveInt = 64
+    T: Annotated[int, AtLeast(3), AtMost(MAX_LENGTH)] = 32
+    Ks: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1), AtMost(MAX_TOPICS)), Increasing()] = (1, 4, 16, 64)
+    N: Seqs = 64
     fresh: Flag = True  # also a "fresh topics every batch" run (K = infinity reference), first seed only
     seeds: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(0))] = (0, 1)  # added to --seed
     # model (spec §6a)
-    n_layers: PositiveInt = 2
-    d_model: PositiveInt = 64
-    n_heads: PositiveInt = 4
+    n_layers: Layers = 2
+    d_model: Width = 64
+    n_heads: Heads = 4
     # optimisation (spec §6a: AdamW, 100 warm-up steps, cosine decay, weight decay 0.01, batch 64)
-    steps: PositiveInt = 1200
+    steps: Steps = 1200
     lr: PositiveFloat = 1e-3
     warmup: NonNegativeInt = 100
     weight_decay: NonNegativeFloat = 0.01
-    batch: PositiveInt = 64
+    batch: Batch = 64
     # fixed evaluation sets (identical across K and seeds)
-    eval_topics: PositiveInt = 64
-    eval_seqs: PositiveInt = 256
+    eval_topics: Topics = 64
+    eval_seqs: Seqs = 256
     eval_seed: NonNegativeInt = 20250217
     log_every: PositiveInt = 200
     # PAC-Bayes report (spec §6a): Gaussian posterior/prior N(theta_hat, s^2 I) / N(theta_0, s^2 I),
@@ -72,15 +95,15 @@ class Config(Validated):
     ginc_prompts: NonNegativeInt = 500
     ginc_k: Annotated[int, AtLeast(2)] = 3
     ginc_n_examples: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(0))] = (0, 1, 2, 4, 8, 16)
-    ls_T: Annotated[int, AtLeast(17)] = 64
-    ls_seqs: PositiveInt = 512
+    ls_T: Annotated[int, AtLeast(17), AtMost(MAX_LENGTH)] = 64
+    ls_seqs: Seqs = 512
     # full-scale extras (spec §6b): GINC pre-training and SGLD
     # ID HMMs (2K HMMs are generated, half ID); () = skip GINC training
-    ginc_Ks: Annotated[tuple[int, ...], Each(AtLeast(1))] = ()
+    ginc_Ks: Annotated[tuple[int, ...], Each(AtLeast(1), AtMost(MAX_TOPICS))] = ()
     ginc_N: Integer = 0  # documents per HMM
     ginc_T: Integer = 0  # document length (tokens)
-    ginc_layers: PositiveInt = 4
-    ginc_d_model: Annotated[int, AtLeast(8)] = 256
+    ginc_layers: Layers = 4
+    ginc_d_model: Annotated[int, AtLeast(8), AtMost(MAX_WIDTH)] = 256
     ginc_steps: Integer = 0
     ginc_lr: PositiveFloat = 8e-4
     # > 0: an extra SGLD run at the largest K with the Langevin KL (spec §3.2 item 4)
@@ -97,6 +120,13 @@ class Config(Validated):
             check_int_at_least("ginc_N", self.ginc_N, 1)
             check_int_at_least("ginc_T", self.ginc_T, 2)
             check_int_at_least("ginc_steps", self.ginc_steps, 1)
+        for name, value, most in (
+            ("ginc_N", self.ginc_N, MAX_SEQS),
+            ("ginc_T", self.ginc_T, MAX_LENGTH),
+            ("ginc_steps", self.ginc_steps, MAX_STEPS),
+        ):
+            if value > most:
+                raise ValueError(f"{name} must be <= {most}, got {value}")
 
 
 PRESETS: dict[str, Config] = {
@@ -136,18 +166,18 @@ class TrainConfig(Validated):
     """`iclr25-icl-emergence train --data lds|ginc`: one AR-NTP pre-training run on a K x N x T corpus."""
 
     data: Annotated[str, OneOf(("lds", "ginc"))] = "lds"
-    topics: PositiveInt = 64
-    seqs: PositiveInt = 64
-    length: Annotated[int, AtLeast(3)] = 32
+    topics: Topics = 64
+    seqs: Seqs = 64
+    length: Annotated[int, AtLeast(3), AtMost(MAX_LENGTH)] = 32
     prior: Annotated[str, OneOf(PRIORS)] = "rotation2d"
-    d: PositiveInt = 2
+    d: Dim = 2
     sigma: PositiveFloat = 0.05
-    n_layers: PositiveInt = 2
-    d_model: PositiveInt = 64
-    n_heads: PositiveInt = 4
-    steps: PositiveInt = 1200
+    n_layers: Layers = 2
+    d_model: Width = 64
+    n_heads: Heads = 4
+    steps: Steps = 1200
     lr: PositiveFloat = 1e-3
-    batch: PositiveInt = 64
+    batch: Batch = 64
     trainer: Annotated[str, OneOf(("lightning", "loop"))] = (
         "lightning"  # the shared Lightning trainer, or "loop" (the reproduction's plain loop)
     )

@@ -14,6 +14,7 @@ import numpy as np
 
 from iclr25.icl_emergence.ginc import GINC
 from iclr25.shared import safeload
+from iclr25.shared.files import write_text
 from iclr25.shared.safeload import reading_file
 
 ENDOFTEXT = "[endoftext]"
@@ -92,9 +93,7 @@ def ginc_tokenizer_json(vocab: list[str]) -> dict[str, Any]:
 
 
 def _jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    with path.open("w") as f:
-        for row in rows:
-            f.write(json.dumps(row) + "\n")
+    write_text(path, "".join(json.dumps(row) + "\n" for row in rows))
 
 
 def write_ginc_dir(
@@ -111,9 +110,9 @@ def write_ginc_dir(
     seed: int = 1111,
 ) -> list[Path]:
     """Write a GINC dataset folder in the official layout (train/val .json + .txt, tokenizer.json, ID/OOD prompt
-    files per k); documents come from uniformly chosen ID HMMs."""
+    files per k); documents come from uniformly chosen ID HMMs. Files go through the guarded writer: into a run
+    folder this process holds, or as new files (an existing file is never replaced)."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     written = []
     for name, n, length in (("train", n_train, train_length), ("val", n_val, val_length)):
@@ -124,9 +123,9 @@ def write_ginc_dir(
             docs.append({"text": " ".join(ginc.vocab[t] for t in toks[0, 0]), "hmm_idx": int(j), "hmm_type": "ID",
                          "hiddens": hid[0, 0].tolist()})  # fmt: skip
         _jsonl(out / f"{name}.json", docs)
-        (out / f"{name}.txt").write_text("".join(d["text"] + " / " for d in docs))
+        write_text(out / f"{name}.txt", "".join(d["text"] + " / " for d in docs))
         written += [out / f"{name}.json", out / f"{name}.txt"]
-    (out / "tokenizer.json").write_text(json.dumps(ginc_tokenizer_json(ginc.vocab)))
+    write_text(out / "tokenizer.json", json.dumps(ginc_tokenizer_json(ginc.vocab)))
     written.append(out / "tokenizer.json")
     prng = np.random.default_rng(seed + 3)
     for k in prompt_lengths:

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from iclr25.icl_emergence.config import TrainConfig
+from iclr25.shared.files import save_torch
 from iclr25.shared.results import atomic_write_json
 
 
@@ -98,7 +99,7 @@ def train_run(
         prompts = ginc.make_prompts("ID_sample", 3, min(8, max(0, (T - 2) // 4)), 200, np.random.default_rng(seed))
         report["icl_accuracy"] = icl_accuracy(model, [p["ids"] for p in prompts], [p["label_id"] for p in prompts])
     ckpt = {"state_dict": model.state_dict(), "model": model_kw, "kind": kind, "config": report["config"], **extra}
-    torch.save(ckpt, folder / "model.pt")
+    save_torch(folder / "model.pt", ckpt)
     atomic_write_json(folder / "report.json", report)
     return report
 
