@@ -7,7 +7,7 @@ import json
 import pytest
 
 from iclr25.sa_gfn.config import PRESETS, Config
-from iclr25.sa_gfn.reproduce import decoupling_claims, decoupling_jobs, run, run_job
+from iclr25.sa_gfn.reproduce import decoupling_claims, decoupling_jobs, early_separation, run, run_job
 
 
 @pytest.mark.claims
@@ -29,7 +29,38 @@ def test_ci_claims(tmp_path):
     assert not report.failed_gated, [c.name for c in report.failed_gated]
     saved = json.loads((tmp_path / "ci" / "results.json").read_text())
     assert {c["name"] for c in saved["claims"]} == {c.name for c in report.claims}
-    assert all(c["gated"] for c in saved["claims"] if c["name"] != "coupled_ablation_biased")
+    reported = {"coupled_ablation_biased", "decoupled_sibling_far_early"}
+    assert all(c["gated"] for c in saved["claims"] if c["name"] not in reported)
+    assert "decoupled_sibling_far_early" in saved_names(saved) and "decoupling.png" in report.figures
+
+
+def saved_names(saved: dict) -> set[str]:
+    return {c["name"] for c in saved["claims"]}
+
+
+def _history(ratios: list[float], every: int = 25) -> list[dict]:
+    return [{"iter": every * (i + 1), "tv": 0.1, "sibling_tv": 0.1 * r} for i, r in enumerate(ratios)]
+
+
+def test_early_separation_claim_reads_the_curve_and_can_fail():
+    cfg = PRESETS["ci"]
+    iters = 200  # 10% = iteration 20 -> the first evaluation at or after it, 25
+    far = early_separation(_history([3.0, 1.5, 2.5, 4.0, 5.0, 6.0, 7.0, 8.0]), iters)
+    assert far["early_iter"] == 25 and far["early_ratio"] == pytest.approx(3.0) and far["ratio_ge_2_from"] == 75
+    near = early_separation(_history([1.2, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]), iters)
+    assert near["ratio_ge_2_from"] == 50
+    assert early_separation(_history([1.0] * 8), iters)["ratio_ge_2_from"] is None
+    final = {"l1_mean": 1e-4, "tv": 0.001, "sibling_tv": 0.4}
+    claim = {
+        c.name: c
+        for c in decoupling_claims({"decouple/decoupled": {**final, "early": far}, "decouple/coupled": final}, cfg)
+    }
+    assert claim["decoupled_sibling_far_early"].holds and not claim["decoupled_sibling_far_early"].gated
+    claim = {
+        c.name: c
+        for c in decoupling_claims({"decouple/decoupled": {**final, "early": near}, "decouple/coupled": final}, cfg)
+    }
+    assert not claim["decoupled_sibling_far_early"].holds
 
 
 def test_decoupling_gate_fails_when_behavior_is_coupled():

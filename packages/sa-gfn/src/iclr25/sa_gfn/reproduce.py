@@ -19,6 +19,7 @@ from iclr25.shared.progress import progress
 from iclr25.shared.results import Claim, Report, save_figure
 from iclr25.shared.run import Run, reproduction
 
+DECOUPLING_EVAL_EVERY = 25  # evaluation interval of the decoupling runs (their early curve)
 SLUG = "sa-gfn"
 CAPTURE_ALL = "all targets captured"
 
@@ -101,10 +102,22 @@ def decoupling_jobs(config: Config, seed: int, device: str, sa_kw: dict[str, Any
     method) and coupled (`relabel=False`: the Behavior keeps the Sibling's reward on the Sibling's trajectories)."""
     env = dict(ndim=2, height=config.correctness_height, reward="standard", R0=config.correctness_R0)
     kw = dict(sa_kw, intrinsic_scale=config.decoupling_scale, rnd_normalize="mean", freeze_rnd=True)
+    every = max(1, min(DECOUPLING_EVAL_EVERY, config.correctness_iters // 10))  # the early curve, finely
     return [
-        Job(f"decouple/{name}", "sagfn", seed, env, dict(kw, relabel=relabel), config.correctness_iters, 100, device)
+        Job(f"decouple/{name}", "sagfn", seed, env, dict(kw, relabel=relabel), config.correctness_iters, every, device)
         for name, relabel in (("decoupled", True), ("coupled", False))
     ]
+
+
+def early_separation(history: list[dict[str, Any]], iters: int) -> dict[str, Any]:
+    """The Sibling's distance to R/Z over the Behavior's (TV ratio = L1 ratio, TV = L1 / 2) along training: at 10%
+    of the iterations (the first evaluation at or after it) and the first evaluation from which it stays >= 2."""
+    curve = [{"iter": h["iter"], "tv": h["tv"], "sibling_tv": h["sibling_tv"]} for h in history]
+    ratios = [c["sibling_tv"] / max(c["tv"], 1e-12) for c in curve]
+    early = next(i for i, c in enumerate(curve) if c["iter"] >= iters / 10)
+    start = max((i + 1 for i, r in enumerate(ratios) if r < 2.0), default=0)  # after the last evaluation below 2
+    stays = curve[start]["iter"] if start < len(curve) else None
+    return {"curve": curve, "early_iter": curve[early]["iter"], "early_ratio": ratios[early], "ratio_ge_2_from": stays}
 
 
 # --------------------------------------------------------------------------------------------- throughput
@@ -192,6 +205,19 @@ def _figures(run_dir: Path, config: Config, results: dict[str, dict[str, Any]], 
         ax.set_title(f"Standard reward {config.correctness_height}x{config.correctness_height}, R0=0.1", fontsize=9)
         ax.legend(fontsize=8)
         names.append(save_figure(fig, run_dir / "l1_correctness.png").name)
+    if "decouple/decoupled" in results:
+        fig, ax = plt.subplots(figsize=(5, 3.4))
+        for k, label in (("decouple/decoupled", "Behavior (decoupled)"), ("decouple/coupled", "Behavior (coupled)")):
+            h = results[k]["history"]
+            ax.semilogy([r["iter"] for r in h], [r["tv"] for r in h], label=label)
+        h = results["decouple/decoupled"]["history"]
+        ax.semilogy([r["iter"] for r in h], [r["sibling_tv"] for r in h], "k--", label="Sibling (frozen bonus)")
+        ax.axvline(config.correctness_iters / 10, color="grey", lw=0.8, ls=":")
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("TV to R/Z (exact) = L1 / 2")
+        ax.set_title(f"Decoupling, standard {config.correctness_height}x{config.correctness_height}", fontsize=9)
+        ax.legend(fontsize=8)
+        names.append(save_figure(fig, run_dir / "decoupling.png").name)
     del torch
     return names
 
@@ -311,6 +337,7 @@ def measure(run: Run) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[s
         if k.startswith("decouple/"):
             metrics[k] = {key: r["final"][key] for key in ("l1_mean", "tv", "sibling_tv", "rnd_weight")}
             metrics[k]["seconds"] = r["seconds"]
+            metrics[k]["early"] = early_separation(r["history"], config.correctness_iters)
         if k.startswith(("correct/", "sweep/")):
             metrics[k] = {
                 key: r["final"][key] for key in ("l1_mean", "tv", "modes_captured", "log_Z", "modes_found_sampler")
@@ -439,6 +466,27 @@ def claims(m: dict[str, Any], config: Config) -> list[Claim]:
     return claims
 
 
+def _early_claim(dec: dict[str, Any], where: str) -> list[Claim]:
+    """Reported: early in training (10% of the iterations) the Sibling is already >= 2x farther from R/Z than the
+    Behavior net (TV, i.e. L1 / 2, of the exact distributions)."""
+    if "early" not in dec:
+        return []
+    e = dec["early"]
+    since = "never" if e["ratio_ge_2_from"] is None else f"from iteration {e['ratio_ge_2_from']} on"
+    return [
+        Claim(
+            "decoupled_sibling_far_early",
+            f"early in training (iteration {e['early_iter']}, 10%) the Sibling's L1 distance to R/Z is >= 2x the "
+            f"Behavior's; the ratio stays >= 2 {since} ({where})",
+            paper="Sibling explores, Behavior follows R (Sec. 3)",
+            ours=round(e["early_ratio"], 3),
+            margin="Sibling / Behavior L1 >= 2",
+            holds=e["early_ratio"] >= 2.0,
+            gated=False,
+        )
+    ]
+
+
 def decoupling_claims(m: dict[str, Any], config: Config) -> list[Claim]:
     """The Behavior net converges to R/Z while its Sibling stays far from it (frozen novelty bonus)."""
     dec, cpl, bound = m["decouple/decoupled"], m["decouple/coupled"], config.l1_bound
@@ -466,6 +514,7 @@ def decoupling_claims(m: dict[str, Any], config: Config) -> list[Claim]:
             holds=dec["sibling_tv"] >= max(config.sibling_tv_min, 10 * dec["tv"]),
             gated=True,
         ),
+        *_early_claim(dec, where),
         Claim(
             "coupled_ablation_biased",
             f"coupled ablation (the Behavior keeps the Sibling's reward on the Sibling's trajectories): l1_mean above "
