@@ -288,15 +288,17 @@ def main(argv: list[str] | None = None, what: str = "overhead") -> int:
     preset's CPU profile and one-GPU estimate), one torch thread."""
     import json
     import sys
-    from pathlib import Path
+
+    from iclr25.shared.files import check_writable, write_text
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or not args[0].endswith(".json"):
         print("usage: python -m iclr25.etd_exploration.bench OUT.json", file=sys.stderr)
         return 2
+    check_writable(args[0])  # a new file: refused before the measurement if it exists
     torch.set_num_threads(1)
     table = overhead_table() if what == "overhead" else full_preset_profile()
-    Path(args[0]).write_text(json.dumps(table, indent=1) + "\n")
+    write_text(args[0], json.dumps(table, indent=1) + "\n")
     print(json.dumps(table, indent=1))
     return 0
 

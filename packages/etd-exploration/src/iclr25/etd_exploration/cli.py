@@ -20,6 +20,7 @@ from iclr25.shared.cli import (
     make_parser,
     package_main,
 )
+from iclr25.shared.files import check_writable, save_torch
 
 PROG = "iclr25-etd-exploration"
 SLUG = "etd-exploration"
@@ -72,8 +73,6 @@ def _train(args: argparse.Namespace) -> int:
     cfg = apply_overrides(cfg, parse_overrides(args.overrides))
     target = check_verb_flags(args, SLUG, "train", args.intrinsic)
 
-    import torch
-
     from iclr25.etd_exploration.envs import make_env
     from iclr25.etd_exploration.ppo import evaluate_policy, late_mean, train
     from iclr25.shared.device import pick_device
@@ -86,7 +85,7 @@ def _train(args: argparse.Namespace) -> int:
     with open_run_folder(target, args.overwrite, paper=SLUG, command="train") as run_dir:
         with MetricsLogger(run_dir, wandb=args.wandb, name=f"{SLUG}-train", config=cfg.__dict__) as log:
             res = train(cfg, device=device, log=log)
-        torch.save({"config": res["config"], "policy": res["policy"].state_dict()}, run_dir / "policy.pt")
+        save_torch(run_dir / "policy.pt", {"config": res["config"], "policy": res["policy"].state_dict()})
         summary = {
             "frames": res["frames"],
             "fps": res["fps"],
@@ -178,6 +177,7 @@ def _distance_map(args: argparse.Namespace) -> int:
 def _overhead(args: argparse.Namespace) -> int:
     if args.out.suffix != ".json" or not args.out.parent.is_dir():
         raise CliError(f"{args.command} writes a .json file into an existing folder, got {args.out}")
+    check_writable(args.out)  # a new file: an existing one (a user's) is refused before the measurement
     from iclr25.etd_exploration.bench import main as bench_main
 
     return bench_main([str(args.out)], what=args.command)

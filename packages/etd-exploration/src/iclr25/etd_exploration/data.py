@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from iclr25.shared.files import save_arrays
+
 MOVES = np.array([[-1, 0], [1, 0], [0, -1], [0, 1]])  # up, down, left, right
 WALL_PALETTE = np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1]], dtype=np.float32)  # noisy-wall colours
 
@@ -152,8 +154,8 @@ def random_walk_dataset(
 def save_trajectories(path: str | Path, obs: np.ndarray, dones: np.ndarray, **extra: np.ndarray) -> Path:
     """Write a trajectory file: `obs [E, T, ...]`, `dones [E, T]` and optional arrays (actions, positions)."""
     path = Path(path)
-    np.savez_compressed(path, obs=obs, dones=dones, **extra)
-    return path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+    path = path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")  # the name np.savez gives it
+    return save_arrays(path, {"obs": obs, "dones": dones, **extra}, compressed=True)
 
 
 def load_trajectories(path: str | Path) -> dict[str, np.ndarray]:
