@@ -112,3 +112,59 @@ def test_pilot_appends_a_record_with_its_command(tmp_path, capsys):
     assert '"test_scaled_accuracy"' in capsys.readouterr().out
     with pytest.raises(ValueError, match="--eval-n"):
         studies.main(["pilot", "--out", str(tmp_path), "--eval-n", "0"])
+
+
+def test_pilot_appends_only_to_a_pilot_log(tmp_path, monkeypatch):
+    """--out's pilots.jsonl is appended to only when it is a pilot log: a user's file of that name is refused
+    before the pilot runs and keeps its bytes."""
+    import hashlib
+
+    def no_pilot(*args, **kwargs):
+        raise AssertionError("the pilot ran before --out was checked")
+
+    monkeypatch.setattr(studies, "pilot", no_pilot)
+
+    mine = tmp_path / "pilots.jsonl"
+    mine.write_text('{"my": "own rows"}\n', encoding="utf-8")
+    before = hashlib.sha256(mine.read_bytes()).hexdigest()
+    with pytest.raises(ValueError, match=r"not a pilots\.jsonl this command wrote"):
+        studies.main(["pilot", "--out", str(tmp_path), "--eval-n", "8"])
+    assert hashlib.sha256(mine.read_bytes()).hexdigest() == before
+
+
+def test_a_study_writes_a_run_folder_and_never_a_users_file(tmp_path, monkeypatch):
+    import hashlib
+
+    def no_study(*args, **kwargs):
+        raise AssertionError("the study started before --out was checked")
+
+    monkeypatch.setattr(studies, "run_study", no_study)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "study.json").write_text("{}", encoding="utf-8")
+    before = hashlib.sha256((mine / "study.json").read_bytes()).hexdigest()
+    for extra in ([], ["--overwrite"]):
+        with pytest.raises(ValueError, match="no iclr25 run made"):
+            studies.main(["s5_swaps", "--out", str(mine), *extra])
+        assert hashlib.sha256((mine / "study.json").read_bytes()).hexdigest() == before
+
+    record = {"study": "s5_swaps", "setting": "tiny", "cells": [], "command": "c", "hardware": "h", "cpu_s": 1,
+              "wall_s": 1}  # fmt: skip
+    monkeypatch.setattr(studies, "run_study", lambda *args, **kwargs: dict(record))
+    monkeypatch.setattr(studies, "study_claims", lambda record: [])
+    out = tmp_path / "study"
+    assert studies.main(["s5_swaps", "--out", str(out)]) == 0
+    assert json.loads((out / ".iclr25-run.json").read_text())["files"] == ["report.md", "study.json"]
+    with pytest.raises(FileExistsError, match="already holds a complete run"):
+        studies.main(["s5_swaps", "--out", str(out)])
+    assert studies.main(["s5_swaps", "--out", str(out), "--overwrite"]) == 0
+
+
+def test_committed_study_folders_are_run_folders_an_overwrite_may_replace():
+    from pathlib import Path
+
+    from iclr25.shared.run import check_run_folder
+
+    root = Path(__file__).resolve().parents[1] / "results" / "studies"
+    for name in ("deltanet_budget", "mamba_parity", "mod_arith", "s5_swaps"):
+        check_run_folder(root / name, overwrite=True)

@@ -82,6 +82,10 @@ def test_official_config_writes_a_train_config(tmp_path, capsys):
     assert TrainConfig(**yaml.safe_load((tmp_path / "dn.yaml").read_text())) == TrainConfig(
         task="parity", model="deltanet", eig_range="[-1,1]", seed=42
     )
+    written = (tmp_path / "dn.yaml").read_bytes()
+    assert main(["official-config", str(path), "--write", str(tmp_path / "dn.yaml")]) == 2  # never replaced
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "already exists" in err[0] and (tmp_path / "dn.yaml").read_bytes() == written, err
 
 
 def test_table_verb(tmp_path, capsys):

@@ -26,6 +26,25 @@ GRID_MODELS = ("deltanet", "mamba", "lstm", "transformer")  # the Table-3 rows
 SCHEDULES = ("cosine", "constant")
 DELTA_MODES = ("chunk", "recurrent", "fla")  # DeltaNet's delta rule: ours chunked, ours step by step, FLA's kernel
 MAX_LEN = 256  # the longest test sequence of the paper's protocol
+# Size limits, refused before any work (past them a run would exhaust memory or run for days). The paper's
+# largest settings: d_model 128, 5 layers, 4 heads, 100 000 steps of batch 512, test sequences up to 500, 8 192
+# test sequences; each limit leaves room above that.
+MAX_WIDTH = 4096
+MAX_LAYERS = 64
+MAX_HEADS = 64
+MAX_STEPS = 1_000_000
+MAX_BATCH = 16_384
+MAX_SEQ_LEN = 65_536  # the LM's training window, the word problems' lengths
+MAX_EVAL_N = 1_000_000
+MAX_SEEDS = 100
+Width = Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)]
+Layers = Annotated[int, AtLeast(1), AtMost(MAX_LAYERS)]
+Heads = Annotated[int, AtLeast(1), AtMost(MAX_HEADS)]
+Steps = Annotated[int, AtLeast(1), AtMost(MAX_STEPS)]
+Batch = Annotated[int, AtLeast(1), AtMost(MAX_BATCH)]
+SeqLen = Annotated[int, AtLeast(1), AtMost(MAX_SEQ_LEN)]
+EvalN = Annotated[int, AtLeast(1), AtMost(MAX_EVAL_N)]
+Seeds = Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)]
 EIG_RANGES = ("[0,1]", "[-1,1]")  # what parse_eig_range normalises to
 
 
@@ -47,35 +66,35 @@ class Config(Validated):
 
     # Figure 1: diagonal LRNN, 1 block (spec §3.6, §6a)
     fig1: Flag = True
-    fig1_dim: PositiveInt = 16  # official 10; 16 is the spec's quick setting
-    fig1_steps: PositiveInt = 600  # official 20 000; converges in 250–500 (spec §6a)
-    fig1_batch: PositiveInt = 128  # official 256
+    fig1_dim: Width = 16  # official 10; 16 is the spec's quick setting
+    fig1_steps: Steps = 600  # official 20 000; converges in 250–500 (spec §6a)
+    fig1_batch: Batch = 128  # official 256
     fig1_lr: PositiveFloat = 1e-3
-    fig1_seeds: PositiveInt = 2
+    fig1_seeds: Seeds = 2
     # Mamba on parity at CPU scale, both ranges (Table 3's Mamba rows, trained on lengths 3-10 instead of 3-40);
     # reported, not gated: `reproduce --scale ci mamba=true` (see the README's Mamba study)
     mamba: Flag = False
-    mamba_d_model: PositiveInt = 32
-    mamba_steps: PositiveInt = 600
-    mamba_batch: PositiveInt = 64
+    mamba_d_model: Width = 32
+    mamba_steps: Steps = 600
+    mamba_batch: Batch = 64
     mamba_lr: PositiveFloat = 1e-2
     mamba_warmup: NonNegativeInt = 200
     # official 40: at 3-40 no CPU-sized pilot learned parity (README)
     mamba_train_max_len: Annotated[int, AtLeast(5)] = 10
-    mamba_seeds: PositiveInt = 1
+    mamba_seeds: Seeds = 1
     # Table 3 grid
     grid_tasks: Annotated[tuple[str, ...], Each(OneOf(TASKS))] = ()
     grid_models: Annotated[
         tuple[str, ...], Each(OneOf(GRID_MODELS))
     ] = ()  # deltanet, mamba (both ranges), lstm, transformer (range-free)
-    grid_seeds: PositiveInt = 1
-    grid_d_model: PositiveInt = 128
-    grid_layers: PositiveInt = 2
-    grid_heads: PositiveInt = 4
-    grid_batch: PositiveInt = 256
+    grid_seeds: Seeds = 1
+    grid_d_model: Width = 128
+    grid_layers: Layers = 2
+    grid_heads: Heads = 4
+    grid_batch: Batch = 256
     grid_lr: PositiveFloat = 1e-3
-    grid_steps_parity: PositiveInt = 20_000  # official parity YAML
-    grid_steps_mod: PositiveInt = 100_000  # official modular-arithmetic YAMLs
+    grid_steps_parity: Steps = 20_000  # official parity YAML
+    grid_steps_mod: Steps = 100_000  # official modular-arithmetic YAMLs
     grid_warmup_parity: NonNegativeInt = 2_000
     grid_warmup_mod: NonNegativeInt = 10_000
     grid_wd_parity: NonNegativeFloat = 0.0
@@ -84,7 +103,7 @@ class Config(Validated):
     # "fla": FLA's Triton kernel for DeltaNet (optional fla-core, CUDA only)
     grid_deltanet_mode: Annotated[str, OneOf(DELTA_MODES)] = "chunk"
     # evaluation
-    eval_n: PositiveInt = 2_048  # official 8 192
+    eval_n: EvalN = 2_048  # official 8 192
     eval_min_len: PositiveInt = 40
     eval_max_len: PositiveInt = 256
     # theory and speed
@@ -148,12 +167,12 @@ class TrainConfig(Validated):
     task: Annotated[str, OneOf(TASKS)] = "parity"
     model: Annotated[str, OneOf(MODELS)] = "deltanet"
     eig_range: Annotated[str, OneOf(EIG_RANGES)] = "[-1,1]"
-    d_model: PositiveInt = 128
-    n_layers: PositiveInt = 2
-    n_heads: PositiveInt = 4
+    d_model: Width = 128
+    n_layers: Layers = 2
+    n_heads: Heads = 4
     use_short_conv: Flag = True
-    steps: PositiveInt = 20_000  # parity YAML; 100 000 for the modular-arithmetic tasks
-    batch_size: PositiveInt = 256
+    steps: Steps = 20_000  # parity YAML; 100 000 for the modular-arithmetic tasks
+    batch_size: Batch = 256
     lr: PositiveFloat = 1e-3
     weight_decay: NonNegativeFloat = 0.0  # parity 0.0, modular arithmetic 0.1
     warmup: NonNegativeInt = 2_000  # parity 2 000, modular arithmetic 10 000
@@ -161,8 +180,8 @@ class TrainConfig(Validated):
     min_lr_ratio: ClosedProbability = 1e-3
     grad_clip: NonNegativeFloat = 0.0  # the official loop does not clip
     mult: Flag = True  # brackets task: allow '*'
-    eval_n: PositiveInt = 8_192
-    eval_batch: PositiveInt = 1_024
+    eval_n: EvalN = 8_192
+    eval_batch: Batch = 1_024
     eval_seed: NonNegativeInt = 12_345
     seed: NonNegativeInt = 0
     amp: Flag = True  # bf16 autocast on CUDA (fp32 state); ignored on CPU
@@ -197,12 +216,12 @@ class LMConfig(Validated):
 
     model: Annotated[str, OneOf(LM_MODELS)] = "deltanet"
     eig_range: Annotated[str, OneOf(EIG_RANGES)] = "[-1,1]"
-    d_model: PositiveInt = 64
-    n_layers: PositiveInt = 2
-    n_heads: PositiveInt = 4
-    seq_len: Annotated[int, AtLeast(2)] = 256  # training window in tokens
-    steps: PositiveInt = 200
-    batch_size: PositiveInt = 16
+    d_model: Width = 64
+    n_layers: Layers = 2
+    n_heads: Heads = 4
+    seq_len: Annotated[int, AtLeast(2), AtMost(MAX_SEQ_LEN)] = 256  # training window in tokens
+    steps: Steps = 200
+    batch_size: Batch = 16
     lr: PositiveFloat = 1e-3
     weight_decay: NonNegativeFloat = 0.1
     seed: NonNegativeInt = 0
@@ -230,19 +249,19 @@ class WordConfig(Validated):
     subset: Annotated[str, OneOf(WORD_SUBSETS)] = "swaps"
     model: Annotated[str, OneOf(WORD_MODELS)] = "deltanet"
     eig_range: Annotated[str, OneOf(EIG_RANGES)] = "[-1,1]"
-    d_model: PositiveInt = 32
-    n_layers: PositiveInt = 1
-    n_heads: PositiveInt = 2
+    d_model: Width = 32
+    n_layers: Layers = 1
+    n_heads: Heads = 2
     use_short_conv: Flag = False  # the paper's S5 runs have no short convolution
-    train_len: PositiveInt = 16
-    test_len: PositiveInt = 64
-    steps: PositiveInt = 600
-    batch_size: PositiveInt = 64
+    train_len: SeqLen = 16
+    test_len: SeqLen = 64
+    steps: Steps = 600
+    batch_size: Batch = 64
     lr: PositiveFloat = 1e-3
     weight_decay: NonNegativeFloat = 0.01
     warmup: NonNegativeInt = 50
     grad_clip: NonNegativeFloat = 1.0
-    eval_n: PositiveInt = 512
+    eval_n: EvalN = 512
     eval_seed: NonNegativeInt = 12_345
     seed: NonNegativeInt = 0
 

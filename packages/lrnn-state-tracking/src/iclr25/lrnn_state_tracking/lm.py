@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr25.lrnn_state_tracking.config import LMConfig
+from iclr25.shared.files import save_torch
 from iclr25.shared.safeload import read_jsonl
 
 BOS, EOS = 256, 257
@@ -219,9 +220,11 @@ def train_lm(texts: list[str], cfg: LMConfig, device: str = "cpu", log_every: in
     return LMResult(model, cfg, history, cfg.steps * cfg.batch_size * cfg.seq_len / max(seconds, 1e-9))
 
 
-def save_lm(result: LMResult, path: str | Path) -> None:
-    """Save a byte-level LM (config dict + weights) for `load_lm`."""
-    torch.save({"kind": "byte_lm", "config": asdict(result.config), "state_dict": result.model.state_dict()}, path)
+def save_lm(result: LMResult, path: str | Path, *, overwrite: bool = False) -> None:
+    """Save a byte-level LM (config dict + weights) for `load_lm`, through the guarded writer (into a run folder
+    this process holds, or as a new file)."""
+    state = {"kind": "byte_lm", "config": asdict(result.config), "state_dict": result.model.state_dict()}
+    save_torch(path, state, overwrite=overwrite)
 
 
 def load_lm(path: str | Path, device: str = "cpu") -> tuple[nn.Module, LMConfig]:

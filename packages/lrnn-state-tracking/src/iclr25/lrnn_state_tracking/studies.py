@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from iclr25.lrnn_state_tracking.config import TrainConfig, WordConfig
+from iclr25.shared.files import append_to_log, write_text
+from iclr25.shared.run import check_run_folder, open_run_folder
 
 # The quick preset's DeltaNet (config.PRESETS["quick"]): 1 layer, d_model 32, 2 heads, batch 64, warmup 100.
 QUICK_DELTANET = TrainConfig(
@@ -232,11 +234,23 @@ def pilot(cfg: TrainConfig, eval_n: int = 512, device: str = "cpu") -> dict[str,
     }
 
 
+PILOT_COMMAND = "python -m iclr25.lrnn_state_tracking.studies pilot"
+
+
+def _is_pilot_log(text: str) -> bool:
+    """Whether `text` is a pilots.jsonl this command wrote (each line a record whose command is a pilot's)."""
+    try:
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except ValueError:
+        return False
+    return all(isinstance(r, dict) and str(r.get("command", "")).startswith(PILOT_COMMAND) for r in rows)
+
+
 def pilot_main(argv: list[str]) -> int:
     """`... studies pilot --out DIR key=value ...`: one pilot run (a `TrainConfig`), appended to DIR/pilots.jsonl."""
     from iclr25.shared.cli import build_config
 
-    parser = argparse.ArgumentParser(prog="python -m iclr25.lrnn_state_tracking.studies pilot")
+    parser = argparse.ArgumentParser(prog=PILOT_COMMAND)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--eval-n", type=int, default=512, help="test sequences (default: %(default)s)")
     parser.add_argument("overrides", nargs="*", help="TrainConfig fields as key=value")
@@ -244,12 +258,11 @@ def pilot_main(argv: list[str]) -> int:
     if args.eval_n < 1:
         raise ValueError(f"--eval-n must be >= 1, got {args.eval_n}")
     cfg = build_config(TrainConfig(), None, args.overrides)
-    record = {"command": " ".join(["python -m iclr25.lrnn_state_tracking.studies pilot", *argv])} | pilot(
-        cfg, args.eval_n
-    )
-    args.out.mkdir(parents=True, exist_ok=True)
-    with (args.out / "pilots.jsonl").open("a", encoding="utf-8") as f:
-        f.write(json.dumps(record) + "\n")
+    pilots = args.out / "pilots.jsonl"
+    if pilots.exists() and not _is_pilot_log(pilots.read_text(encoding="utf-8", errors="replace")):
+        raise ValueError(f"{pilots} is not a pilots.jsonl this command wrote; choose another --out (nothing changed)")
+    record = {"command": " ".join([PILOT_COMMAND, *argv])} | pilot(cfg, args.eval_n)
+    append_to_log(args.out / "pilots.jsonl", json.dumps(record) + "\n", _is_pilot_log)
     print(json.dumps({k: v for k, v in record.items() if k not in ("config", "history")}))
     return 0
 
@@ -265,20 +278,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seeds", default=None, help="comma-separated seeds (default: the study's)")
     parser.add_argument("--jobs", type=int, default=1, help="parallel processes (default: %(default)s)")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace an earlier study's run folder --out (a user's files stay)"
+    )
     args = parser.parse_args(argv)
     seeds = tuple(int(s) for s in args.seeds.split(",")) if args.seeds else None
+    check_run_folder(args.out, args.overwrite)  # before the study: a new folder, or an earlier study's
     record = run_study(args.name, seeds, jobs=args.jobs)
     from iclr25.shared.results import claims_table
 
     claims = study_claims(record)
     record["claims"] = [asdict(c) for c in claims]
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "study.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     text = f"# Study {args.name}\n\n{record['setting']}\n\n{claims_table(claims)}\n\n"
     text += (
         f"Command: `{record['command']}`; {record['hardware']}; {record['cpu_s']} s CPU, {record['wall_s']} s wall.\n"
     )
-    (args.out / "report.md").write_text(text, encoding="utf-8")
+    with open_run_folder(args.out, args.overwrite, paper="lrnn-state-tracking", command=f"study {args.name}") as folder:
+        write_text(folder / "study.json", json.dumps(record, indent=1) + "\n")
+        write_text(folder / "report.md", text)
     print(
         json.dumps(
             {k: v for k, v in record.items() if k != "cells"} | {"values": [c["values"] for c in record["cells"]]}

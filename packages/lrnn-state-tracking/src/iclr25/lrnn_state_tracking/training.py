@@ -21,6 +21,7 @@ from torch import nn
 from iclr25.lrnn_state_tracking.baselines import build_model
 from iclr25.lrnn_state_tracking.config import TrainConfig
 from iclr25.lrnn_state_tracking.data import Task, get_task
+from iclr25.shared.files import save_torch
 
 
 @dataclass
@@ -196,9 +197,11 @@ def train(
     return result
 
 
-def save_checkpoint(result: TrainResult, path: Any) -> None:
-    """Save the model weights and its config (a plain dict) to `path`."""
-    torch.save({"config": asdict(result.config), "state_dict": result.model.state_dict()}, path)
+def save_checkpoint(result: TrainResult, path: Any, *, overwrite: bool = False) -> None:
+    """Save the model weights and its config (a plain dict) to `path`, through the guarded writer (into a run
+    folder this process holds, or as a new file)."""
+    state = {"config": asdict(result.config), "state_dict": result.model.state_dict()}
+    save_torch(path, state, overwrite=overwrite)
 
 
 def load_checkpoint(path: Any, device: str = "cpu") -> tuple[nn.Module, TrainConfig]:

@@ -55,15 +55,16 @@ def run_verb(args: argparse.Namespace) -> int:
         return 0
     if args.command == "official-config":
         from iclr25.lrnn_state_tracking.official import load_official_yaml
+        from iclr25.shared.files import check_writable, write_text
 
+        if args.write is not None:
+            check_writable(args.write)  # a new file only, checked before the YAML is read
         cfg = load_official_yaml(args.yaml)
         out = asdict(cfg)
         if args.write is not None:
             import yaml
 
-            if args.write.exists():
-                raise CliError(f"{args.write} exists; choose a new file name")
-            args.write.write_text(yaml.safe_dump(asdict(cfg.train), sort_keys=False), encoding="utf-8")
+            write_text(args.write, yaml.safe_dump(asdict(cfg.train), sort_keys=False))
             out["train_command"] = f"iclr25-{SLUG} train --scale full --config {args.write}"
         print(json.dumps(out, indent=2))
         return 0
