@@ -10,7 +10,7 @@ import math
 import sys
 from pathlib import Path
 
-from iclr25.dynamical_diffusion.config import PRESETS
+from iclr25.dynamical_diffusion.config import MAX_SAMPLES, PRESETS
 from iclr25.shared.cli import (
     CliError,
     add_run_args,
@@ -191,8 +191,8 @@ def _load_model(path: Path):
 
 
 def _sample(args) -> int:
-    if args.n_samples is not None and args.n_samples < 1:
-        raise CliError(f"--n-samples must be >= 1, got {args.n_samples}")
+    if args.n_samples is not None and not 1 <= args.n_samples <= MAX_SAMPLES:
+        raise CliError(f"--n-samples must be in [1, {MAX_SAMPLES}], got {args.n_samples}")
     if args.ddim_steps is not None and args.ddim_steps < 1:
         raise CliError(f"--ddim-steps must be >= 1, got {args.ddim_steps}")
     if args.clip_x0 is not None and not (math.isfinite(args.clip_x0) and args.clip_x0 > 0):

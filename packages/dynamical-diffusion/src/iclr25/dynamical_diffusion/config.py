@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     Each,
     Flag,
     InRange,
@@ -34,6 +35,20 @@ def _check_distinct_ratios(name: str, value: Any) -> None:
         raise ValueError(f"{name} name the same model twice: {value!r}")
 
 
+# Size limits, refused before any work (past them a run would exhaust memory or run for months). The paper's
+# largest settings: 128 cells a side, 10 + 10 frames, base width 128, 1M steps of batch 16, T = 1 000, 50 DDIM
+# steps; each limit leaves room above that.
+MAX_SIZE = 256
+MAX_FRAMES = 64  # S_in and S_out each
+MAX_WIDTH = 512
+MAX_CASES = 1_000_000  # training and test sequences
+MAX_STEPS = 10_000_000
+MAX_BATCH = 4096
+MAX_T = 10_000
+MAX_SAMPLES = 1024
+MAX_SEEDS = 100
+
+
 @dataclass(frozen=True)
 class Config(Validated):
     """One DyDiff-vs-DPM experiment. Defaults are spec 6a (`quick`); see PRESETS for each scale's command and cost.
@@ -43,24 +58,24 @@ class Config(Validated):
     """
 
     dataset: Literal["pde1d", "pde2d", "heat", "ns2d"] = "pde1d"  # ns2d: 2-D turbulence, velocity (u, v)
-    size: Annotated[int, AtLeast(8)] = 32  # cells per axis
-    n_context: PositiveInt = 3  # S_in
-    n_future: PositiveInt = 5  # S_out
-    n_train: PositiveInt = 4000
-    n_test: Annotated[int, AtLeast(2)] = 128  # the sample figure shows two cases
-    width: Annotated[int, AtLeast(8)] = 32  # UNet base channels
-    ch_mult: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1))] = (1, 2, 2)
-    steps: PositiveInt = 2000  # spec 6a: 1000 steps are too few to beat persistence
-    batch_size: PositiveInt = 64
+    size: Annotated[int, AtLeast(8), AtMost(MAX_SIZE)] = 32  # cells per axis
+    n_context: Annotated[int, AtLeast(1), AtMost(MAX_FRAMES)] = 3  # S_in
+    n_future: Annotated[int, AtLeast(1), AtMost(MAX_FRAMES)] = 5  # S_out
+    n_train: Annotated[int, AtLeast(1), AtMost(MAX_CASES)] = 4000
+    n_test: Annotated[int, AtLeast(2), AtMost(MAX_CASES)] = 128  # the sample figure shows two cases
+    width: Annotated[int, AtLeast(8), AtMost(MAX_WIDTH)] = 32  # UNet base channels
+    ch_mult: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1), AtMost(16))] = (1, 2, 2)
+    steps: Annotated[int, AtLeast(1), AtMost(MAX_STEPS)] = 2000  # spec 6a: 1000 steps are too few to beat persistence
+    batch_size: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 64
     lr: PositiveFloat = 1e-3  # constant, as the official code (which uses 1e-4 at batch 16 for 1M steps)
     weight_decay: NonNegativeFloat = 0.01  # torch AdamW default, as official
-    T: Annotated[int, AtLeast(10)] = 1000
+    T: Annotated[int, AtLeast(10), AtMost(MAX_T)] = 1000
     gamma_ratio: Annotated[float, InRange(0.0, 1.0)] = 0.5  # official default r
     dependent_noise: Flag = True  # official configs (use_x_ema: True)
     ddim_steps: PositiveInt = 20
     # ensemble members per test case (official: 8); fair CRPS and the sample figure need two members
-    n_samples: Annotated[int, AtLeast(2)] = 8
-    seeds: PositiveInt = 5
+    n_samples: Annotated[int, AtLeast(2), AtMost(MAX_SAMPLES)] = 8
+    seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 5
     # also sample with clip_x0 = this (None: skip the ablation)
     clip_ablation: Annotated[float | None, OrNone(Positive())] = 1.0
     # extra DyDiff models at these r (the official configs: 0.1, 0.9, 1.0); one model name per ratio
