@@ -51,11 +51,17 @@ def test_cost_prints_plan(capsys):
         (["train", "--seed", "-1"], "--seed must be an integer"),
         (["train", "--tokenizer", "no/such/tokenizer.json"], "no/such/tokenizer.json does not exist"),
         (["eval", "--ckpt", "no/such/folder", "--windows", "0"], "not a saved model folder"),
+        (["train", "--steps", "100000000"], "steps must be <= 1e+06"),
+        (["train", "--T", "100000000"], "T must be <= 32768"),
+        (["train", "--K", "100000000"], "K must be <= 64"),
+        (["train", "--tokens-per-step", "10000000000"], "tokens_per_step must be <= 3.35544e+07"),
+        (["reproduce", "token_steps=100000000"], "token_steps must be <= 1e+06"),
     ],
     ids=[
         "lam>1", "lam-txt", "K0", "scale", "key", "value", "eval-ckpt", "corpus", "model", "T", "tok",
         "lr<0", "lr-nan", "seeds0", "model-key", "windows0", "max_len", "train-lr<0", "train-lr-nan",
-        "steps1", "K-txt", "warmup<0", "seed<0", "tokenizer", "eval-windows",
+        "steps1", "K-txt", "warmup<0", "seed<0", "tokenizer", "eval-windows", "steps-max", "T-max", "K-max",
+        "tokens-max", "token-steps-max",
     ],
 )  # fmt: skip
 def test_bad_input_one_line_exit_2(argv, message, capsys, tmp_path):

@@ -10,6 +10,7 @@ from typing import Annotated
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     ClosedProbability,
     IsText,
     NonNegativeFloat,
@@ -69,6 +70,21 @@ _NameOrPath = Annotated[str, IsText("a name or a path", nonempty=True)]
 _Overrides = Annotated[dict[str, int], Satisfies(_check_mapping, "model dimensions to integers", "n_layers=4")]
 
 
+# Size limits, refused before any work (past them a run would exhaust memory or run for months). The paper's
+# largest settings: K = 16, T = 2 048, 2**21 tokens per step, 7 152 token steps (full preset); each limit leaves
+# room above that.
+MAX_K = 64
+MAX_T = 32_768
+MAX_TOKENS_PER_STEP = 2**25
+MAX_STEPS = 1_000_000
+MAX_SEEDS = 100
+MAX_EVAL_WINDOWS = 1_000_000
+K_ = Annotated[int, AtLeast(1), AtMost(MAX_K)]
+T_ = Annotated[int, AtLeast(2), AtMost(MAX_T)]
+TokensPerStep = Annotated[int, AtLeast(1), AtMost(MAX_TOKENS_PER_STEP)]
+Steps = Annotated[int, AtLeast(2), AtMost(MAX_STEPS)]
+
+
 @dataclass(frozen=True)
 class Config(Validated):
     """Quick: `iclr25-patch-train reproduce --scale quick` (3 seeds x 4 runs, interleaved; 138 s of CPU, 8 min
@@ -78,24 +94,26 @@ class Config(Validated):
     this budget (3.1 tokens per parameter, past the CPU sweep's crossover near 1.3).
     """
 
-    seeds: PositiveInt = 3
+    seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 3
     model: _ModelSize = "tiny"  # d 64, ffn 172, 2 layers, 2 heads (spec 6a)
     corpus: _NameOrPath = "stdlib"  # stdlib | shakespeare | topics | a local .jsonl / .json / .raw / folder
     tokenizer: _NameOrPath = "byte"  # byte | path to a local tokenizer.json
     # a local file/folder for validation (e.g. WikiText-103 test); "" = the corpus's split
     valid_corpus: Annotated[str, IsText("a path or ''")] = ""
-    T: Annotated[int, AtLeast(2)] = 64  # context (token stage) = patches per block (patch stage: K*T tokens)
-    K: PositiveInt = 4  # paper Table 1
+    T: T_ = 64  # context (token stage) = patches per block (patch stage: K*T tokens)
+    K: K_ = 4  # paper Table 1
     lam: OpenProbability = 2 / 3  # paper Table 1 (cost 0.5x)
-    tokens_per_step: PositiveInt = 1024  # equal in both stages (official scripts: 2**21; the spec's quick plan)
+    tokens_per_step: TokensPerStep = 1024  # equal in both stages (official scripts: 2**21; the spec's quick plan)
     # the token-only budget (spec: 1,200; cut for a shared CPU); patch at equal compute reads 2x
-    token_steps: Annotated[int, AtLeast(2)] = 400
+    token_steps: Steps = 400
     lr: PositiveFloat = 3e-3  # paper 3e-4 at 370M; tiny models take a larger lr
     warmup: NonNegativeFloat = 0.1  # fraction of each stage (paper: 2000 steps per stage)
     runs: Annotated[
         tuple[str, ...], Satisfies(_check_runs, "include patch; each one of " + ", ".join(RUNS), ("token",))
     ] = ("token", "patch", "scratch", "patch_equal_data")
-    eval_windows: PositiveInt = 1024  # non-overlapping T-token validation windows (seeded subset; spec: 2,048)
+    eval_windows: Annotated[int, AtLeast(1), AtMost(MAX_EVAL_WINDOWS)] = (
+        1024  # non-overlapping T-token validation windows (seeded subset; spec: 2,048)
+    )
     # sequences per forward pass in both stages, as the official scripts (4 per device, gradient accumulation 32 for
     # tokens, 8 for patches): every pass runs the same positions, so equal compute takes equal time; 0 = whole step
     micro_batch: NonNegativeInt = 4
@@ -184,16 +202,16 @@ class TrainConfig(Validated):
     """One `iclr25-patch-train train` run: a token, patch or two-stage run on a corpus (the verb's flags)."""
 
     stage: Annotated[str, OneOf(STAGES)] = "two-stage"  # token | patch | two-stage
-    K: PositiveInt = 4  # patch size
+    K: K_ = 4  # patch size
     lam: ClosedProbability = 2 / 3  # patch-stage data fraction (two-stage)
     # two-stage: read 1/C(lam, K) x the data of `steps` token steps, or the same data
     budget: Annotated[str, OneOf(BUDGETS)] = "equal-compute"
-    steps: Annotated[int, AtLeast(2)] = 300  # token-level step budget
+    steps: Steps = 300  # token-level step budget
     model: _ModelSize = "tiny"  # tiny, 125m, 370m, 780m, 1.3b, 2.7b
     corpus: _NameOrPath = "stdlib"  # stdlib, shakespeare, topics or a local file/folder
     tokenizer: _NameOrPath = "byte"  # byte or a local tokenizer.json
-    T: Annotated[int, AtLeast(2)] = 64  # context length
-    tokens_per_step: PositiveInt = 1024
+    T: T_ = 64  # context length
+    tokens_per_step: TokensPerStep = 1024
     lr: PositiveFloat = 3e-3
     warmup: NonNegativeFloat = 0.1  # fraction of each stage, or steps if >= 1
     micro_batch: NonNegativeInt = 0  # sequences per forward (0: the whole step)
