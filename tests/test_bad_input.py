@@ -16,14 +16,32 @@ from iclr25.shared.paper import discover_papers
 PAPERS = discover_papers()
 
 # Cases the generic table cannot derive: (argv, what the error line must mention). Files named here are laid out
-# by the `workspace` fixture: `afile` (plain text), `ragged.csv`, `mine/` (a user's folder).
+# by the `workspace` fixture: `afile` (plain text), `ragged.csv`, `mine/` (a user's folder, with a `rows.jsonl`,
+# `sweep.png` and `overhead.json` of their own), the user's `mine.json`, `speed.json` and `speed.md`, and the
+# malformed data files of `hostile_files` (`xy_ragged.npz`, `arch_str.pt`, `meta_bad.npz`, `nan.csv`, `bad.bw`,
+# `atom3d_bad/`). The hostile-user cases of the reliability review are marked "hostile".
 SPECIFIC: dict[str, list[tuple[list[str], str]]] = {
+    "conditional-conformal": [
+        (["fit-predict", "--data", "nan.csv", "--target", "y", "--out", "t"], "y"),  # hostile: NaN targets
+        (["reproduce", "parts="], "parts"),  # hostile: an empty list
+    ],
+    "ensemble-homogeneity": [(["analyze", "--preds", "meta_bad.npz", "--out", "t"], "member_meta")],  # hostile
+    "fair-conformal-sets": [(["reproduce", "alpha=1e400"], "alpha")],
+    "hd-explain": [
+        (["train", "--data", "xy_ragged.npz", "--out", "t"], "xy_ragged.npz"),  # hostile: X and y of other lengths
+        (["debug", "--model", "arch_str.pt", "--train", "digits", "--out", "t"], "arch"),  # hostile: arch a string
+    ],
+    "seq2exp": [(["call-peaks", "--bigwig", "bad.bw", "--out", "x.bed"], "bad.bw")],  # hostile (fd level: its tests)
+    "siu-bioactivity": [
+        (["train", "--data", "atom3d_bad", "--test", "atom3d_bad", "--out", "t"], "entry 1"),  # hostile: wrong types
+    ],
     "etd-exploration": [
         (["reproduce", "maze_steps=0"], "maze_steps"),
         (["reproduce", "maze_lr=-1"], "maze_lr"),
         (["reproduce", "ppo_seeds=0"], "ppo_seeds"),
         (["eval", "afile"], "afile"),
         (["eval", "mine"], "mine"),
+        (["overhead", "mine.json"], "mine.json"),  # hostile: the user's file stays
         (["train", "--frames", "10", "lr=nan"], "lr"),
         (["distance-map", "--steps", "0"], "steps"),
     ],
@@ -34,23 +52,33 @@ SPECIFIC: dict[str, list[tuple[list[str], str]]] = {
         (["train", "--lr", "-1"], "lr"),
         (["train", "--out", "."], "current folder"),
         (["sweep", "--seeds", "0", "--out", "t"], "seeds"),
+        (["sweep", "--out", "mine"], "mine"),  # hostile: the user's rows.jsonl and sweep.png stay
+        (["overhead", "--out", "mine"], "mine"),  # hostile: the user's overhead.json stays
+        (["overhead", "--out", "/proc/iclr25-no/x"], "cannot create"),  # hostile: refused before the study
     ],
     "highway-bp": [
         (["reproduce", "mlp_lr=nan"], "mlp_lr"),
         (["train", "--lr", "nan", "--out", "t"], "lr"),
         (["speed", "--lengths", "0", "--out", "t"], "lengths"),
+        (["speed", "--out", "speed.json"], "speed"),  # hostile: the user's speed.json and speed.md stay
+        (["train", "--depth", "100000000", "--out", "t"], "depth"),  # hostile: no more silent hang
     ],
     "sa-gfn": [
         (["reproduce", "eps=nan"], "eps"),
         (["train", "--R0", "nan", "--out", "t"], "R0"),
         (["bench", "--iters", "0", "--out", "t"], "iters"),
+        (["reproduce", "correctness_objectives="], "correctness_objectives"),  # hostile: an empty list
     ],
     "lrnn-state-tracking": [
         (["eval", "--ckpt", "afile"], "afile"),
         (["train", "--out", "t", "lr=nan"], "lr"),
         (["train", "--out", "t", "--eig-range", "0,2"], "eig"),
+        (["reproduce", "grid_tasks=parity", "grid_models="], "grid_models"),  # hostile: an empty list
     ],
-    "dist-loss": [(["train", "--lr", "nan", "--out", "t"], "lr")],
+    "dist-loss": [
+        (["train", "--lr", "nan", "--out", "t"], "lr"),
+        (["synth", "--out", "afile", "--overwrite"], "afile"),  # hostile: --overwrite never replaces a user's file
+    ],
     "dynamical-diffusion": [
         (["paired", "--runs", "nosuchdir", "--out", "t"], "nosuchdir"),
         (["train", "steps=0"], "steps"),
@@ -67,6 +95,16 @@ def _has_cuda() -> bool:
     from iclr25.shared.device import cuda_available
 
     return cuda_available()
+
+
+def _takes_resume(slug: str) -> bool:
+    """Whether the package's `reproduce` offers `--resume` (a checkpoint file is then checked before any work)."""
+    import argparse
+
+    module = importlib.import_module(f"{PAPERS[slug].module}.cli")
+    parser = next(v for k, v in vars(module).items() if k in ("_parser", "build_parser"))()
+    verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    return any("--resume" in action.option_strings for action in verbs["reproduce"]._actions)
 
 
 def _config_cases(slug: str) -> list[tuple[list[str], str]]:
@@ -97,6 +135,7 @@ def _config_cases(slug: str) -> list[tuple[list[str], str]]:
         (["reproduce", "--out", ".", "--overwrite"], "current folder"),  # the data-loss regression
         (["reproduce", "--out", "..", "--overwrite"], "parent of the current folder"),
         (["reproduce", "--out", "mine", "--overwrite"], "no iclr25 run made"),
+        *([(["reproduce", "--resume", "afile", "--out", "t"], "afile")] if _takes_resume(slug) else []),
         *([(["reproduce", "--device", "cuda", "--out", "t"], "cuda")] if not _has_cuda() else []),
     ]
 
@@ -118,14 +157,55 @@ def _snapshot(folder: Path) -> dict[str, str]:
     }
 
 
+@pytest.fixture(scope="session")
+def hostile_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Malformed data files a hostile user hands the commands, made once (numpy, torch, lmdb where installed)."""
+    import numpy as np
+
+    folder = tmp_path_factory.mktemp("hostile")
+    np.savez(folder / "xy_ragged.npz", X=np.zeros((3, 2)), y=np.zeros(2, dtype=int))
+    np.savez(
+        folder / "meta_bad.npz", probs=np.full((2, 3, 2), 0.5), labels=np.zeros(3, int), member_meta=np.array("[1]")
+    )
+    (folder / "nan.csv").write_text("x,y\n" + "".join(f"{i},{'nan' if i == 7 else i}\n" for i in range(40)))
+    (folder / "bad.bw").write_text("not a bigWig\n")
+    try:
+        import torch
+
+        torch.save({"arch": "mlp", "state_dict": {}}, folder / "arch_str.pt")
+    except ImportError:
+        pass
+    try:
+        import pandas as pd
+
+        from iclr25.siu_bioactivity.formats import write_atom3d_lmdb
+
+        frame = pd.DataFrame({"element": ["C", "N"], "x": [0.0, 1.0], "y": [0.0, 0.5], "z": [0.0, 0.2]})
+        good = {"atoms_pocket": frame, "atoms_ligand": frame, "scores": {"ki": 7.0}, "source": "P1,1abc", "id": "P1"}
+        write_atom3d_lmdb([good, {**good, "atoms_ligand": [["C", 0.0, 0.0, 0.0]]}], folder / "atom3d_bad")
+    except ImportError:
+        pass
+    return folder
+
+
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hostile_files: Path) -> Path:
     """A current folder holding a user's files that no command may touch."""
+    import shutil
+
+    for item in hostile_files.iterdir():
+        (shutil.copytree if item.is_dir() else shutil.copy)(item, tmp_path / item.name)
+    (tmp_path / "mine.json").write_text('{"mine": 1}\n')
+    (tmp_path / "speed.json").write_text('{"my": "timings"}\n')
+    (tmp_path / "speed.md").write_text("my timings\n")
     (tmp_path / "precious.txt").write_text("a user's file")
     (tmp_path / "afile").write_text("not a checkpoint, tokenizer or data set\n")
     (tmp_path / "ragged.csv").write_text("t,y\n1,2\n3\n4,5,6\n")
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "thesis.tex").write_text("years of work")
+    (tmp_path / "mine" / "rows.jsonl").write_text('{"my": "row"}\n')
+    (tmp_path / "mine" / "overhead.json").write_text('{"my": "overhead"}\n')
+    (tmp_path / "mine" / "sweep.png").write_bytes(b"my figure")
     for slug in PAPERS:  # `--config` files that give an integer key the overflowing value 1e400
         for argv, needle in _config_cases(slug):
             if argv[1:2] == ["--config"] and argv[2].startswith("huge-"):
@@ -228,7 +308,10 @@ def test_bad_values_are_refused_before_torch_loads(slug: str, workspace: Path) -
         for param in CASES
         if param.values[0] == slug
         for argv in [param.values[1]]
-        if not {"afile", "afile/run", "ragged.csv", "mine", "--device", "--config"} & set(argv)
+        if not {"afile", "afile/run", "ragged.csv", "mine", "mine.json", "speed.json", "--device", "--config"}
+        & set(argv)
+        and not any(name in argv for name in ("xy_ragged.npz", "arch_str.pt", "meta_bad.npz", "nan.csv", "bad.bw"))
+        and "atom3d_bad" not in argv
         and not any(a.endswith((".csv", ".npy", ".npz", ".pt", ".lmdb", ".bw")) for a in argv)
     ]
     code = (

@@ -104,7 +104,10 @@ def check_writable(path: str | Path, overwrite: bool = False) -> Path:
     if not path.exists() and not path.is_symlink():
         return path
     if not overwrite:
-        raise UnsafeWriteError(f"{path} already exists; choose another path (nothing was changed)")
+        raise UnsafeWriteError(
+            f"{path} already exists; choose another path, or pass --overwrite where an earlier iclr25 run wrote it "
+            "(nothing was changed)"
+        )
     if path.is_symlink() or not path.is_file() or _ledger(path.parent).get(path.name) != _sha256(path):
         raise UnsafeWriteError(
             f"{path} was not written by iclr25 (or was changed since), so --overwrite does not replace it; "

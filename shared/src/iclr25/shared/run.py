@@ -26,6 +26,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -131,6 +132,8 @@ def check_run_folder(path: str | Path, overwrite: bool = False, resume: bool = F
     reason = _protected(path)
     if reason:
         raise RunFolderError(f"{path} {reason}; choose a new folder for the run's files with --out")
+    if not path.exists():
+        _check_creatable(path)
     entries = [p.name for p in path.iterdir()] if path.is_dir() else []
     if not [e for e in entries if e != LOCK]:
         return
@@ -158,6 +161,20 @@ def check_run_folder(path: str | Path, overwrite: bool = False, resume: bool = F
             else f"an incomplete run ({status}, started {marker.get('started', '?')})"
         )
         raise RunExistsError(f"{path} already holds {what}; pass --overwrite to replace it or choose another --out")
+
+
+def _check_creatable(path: Path) -> None:
+    """Refuse, before any work, a run folder that cannot be made (a file in its way, a read-only or virtual file
+    system): a folder is made and removed again in its nearest existing parent."""
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise RunFolderError(f"{parent} is not a folder, so the run folder {path} cannot be made; choose another --out")
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=parent, prefix=".iclr25-probe-"))
+    except OSError as e:
+        raise RunFolderError(f"cannot create the run folder {path} ({e.strerror}); choose another --out") from None
 
 
 def _lock(path: Path) -> int | None:
@@ -229,7 +246,12 @@ class RunFolder:
         if marker is not None:
             recorded = _recorded_files(marker)
             self.foreign = _files_under(self.path) - recorded if recorded is not None else set()
-        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise RunFolderError(
+                f"cannot create the run folder {self.path} ({e.strerror}); choose another --out"
+            ) from None
         self._hold(self.path)
         if replacing:
             self.work = self.path.parent / f".{self.path.name}.staging-{secrets.token_hex(3)}"
