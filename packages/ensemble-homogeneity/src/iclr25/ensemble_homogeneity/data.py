@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from iclr25.shared.files import save_arrays
 from iclr25.shared.safeload import load_npz, restricted_pickle_load
 
 SKLEARN_TASKS = ("digits", "synthetic", "wine", "breast_cancer")
@@ -286,10 +287,8 @@ class EnsemblePredictions:
 
     def to_npz(self, path: str | Path) -> Path:
         """Write `probs`, `labels` and `member_meta` (JSON) to a compressed .npz."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(path, probs=self.probs, labels=self.labels, member_meta=np.array(json.dumps(self.meta)))
-        return path
+        arrays = {"probs": self.probs, "labels": self.labels, "member_meta": np.array(json.dumps(self.meta))}
+        return save_arrays(path, arrays, compressed=True)
 
 
 def _read_member_meta(raw: np.ndarray, path: str | Path) -> dict:

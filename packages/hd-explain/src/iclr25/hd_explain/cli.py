@@ -13,6 +13,7 @@ from typing import Any
 
 from iclr25.hd_explain.config import PRESETS
 from iclr25.shared.cli import CliError, add_run_args, int_at_least, make_parser, package_main, positive_float
+from iclr25.shared.files import save_torch, write_text
 from iclr25.shared.run import DEVICES, check_run_folder, default_run_dir, open_run_folder
 
 PROG = "iclr25-hd-explain"
@@ -224,8 +225,8 @@ def _train(args: argparse.Namespace) -> int:
     )
     with open_run_folder(out, args.overwrite, paper=SLUG, command="train") as folder:
         state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-        torch.save({"arch": model.arch, "state_dict": state}, folder / "model.pt")
-        (folder / "train.json").write_text(json.dumps({"data": args.data, **model.arch, **stats}, indent=2) + "\n")
+        save_torch(folder / "model.pt", {"arch": model.arch, "state_dict": state})
+        write_text(folder / "train.json", json.dumps({"data": args.data, **model.arch, **stats}, indent=2) + "\n")
     print(f"train accuracy {stats['train_acc']:.4f} ({stats['train_samples_per_s']:.0f} samples/s)")
     print(f"model written to {out / 'model.pt'}")
     return 0
@@ -247,7 +248,7 @@ def _explain(args: argparse.Namespace) -> int:
         for i in range(len(idx)):
             for r, j in enumerate(idx[i]):
                 rows.append(f"{i},{r + 1},{j},{int(y[j])},{scores[i, j]:.10g}")
-        (folder / "explanations.csv").write_text("\n".join(rows) + "\n")
+        write_text(folder / "explanations.csv", "\n".join(rows) + "\n")
     for i in range(min(len(idx), 5)):
         print(f"test {i}: " + ", ".join(f"#{j} (y={int(y[j])}, {scores[i, j]:.4g})" for j in idx[i]))
     print(f"{len(idx)} explanations ({args.method}) written to {out / 'explanations.csv'}")
@@ -281,7 +282,7 @@ def _hitrate(args: argparse.Namespace) -> int:
         print(f"{method:>7}: hit rate {results[method]['hit']:.3f}, coverage {results[method]['coverage']:.3f}")
     with open_run_folder(out, args.overwrite, paper=SLUG, command="hitrate") as folder:
         info = {"train": args.train, "perturbation": args.perturbation, "k": args.k, "seeds": args.seeds, **results}
-        (folder / "hitrate.json").write_text(json.dumps(info, indent=2) + "\n")
+        write_text(folder / "hitrate.json", json.dumps(info, indent=2) + "\n")
     print(f"results written to {out / 'hitrate.json'}")
     return 0
 
@@ -310,7 +311,7 @@ def _debug(args: argparse.Namespace) -> int:
         rows = ["rank,train_index,label,score"] + [
             f"{r + 1},{i},{int(y[i])},{scores[i]:.10g}" for r, i in enumerate(order)
         ]
-        (folder / "debug.csv").write_text("\n".join(rows) + "\n")
+        write_text(folder / "debug.csv", "\n".join(rows) + "\n")
     for r, i in enumerate(order[: args.top]):
         print(f"{r + 1:>4}. #{i} (label {int(y[i])}): {scores[i]:.5g}")
     if flipped is not None and flipped.any():
