@@ -162,7 +162,7 @@ def test_cbm_jsonl_roundtrip(tmp_path):
     assert path.read_text().splitlines()[0] == '["1.2", "a.b"]'
     assert load_cbm_jsonl(path) == samples
     # by default each message ends with an end-of-message word, as in the reference logs
-    path = write_cbm_jsonl(tmp_path / "log.jsonl", samples)
+    path = write_cbm_jsonl(tmp_path / "log_eos.jsonl", samples)  # a new file: the guarded writer never replaces one
     assert path.read_text().splitlines()[0] == '["1.2.eos", "a.b"]'
     assert load_cbm_jsonl(path) == [([*w, "eos"], c) for w, c in samples]
     path.write_text('{"message": "1.2", "phrase": "a"}\n')

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from iclr25.compose_decompose.concepts import GRID, ConceptSpace, latin_square_holdout, shape_space, sum_mod_holdout
+from iclr25.shared.files import write_text
 from iclr25.shared.safeload import read_jsonl
 
 COLORS = {"red": (255, 0, 0), "green": (0, 255, 0), "blue": (0, 0, 255), "yellow": (255, 255, 0)}
@@ -316,11 +317,9 @@ def write_cbm_jsonl(
     """Write (words, concepts) samples as CBM JSON lines `["w1.w2.eos", "c1.c2"]`. Each message ends with the word
     `eos` (None: no end word), as in the reference CBM logs, whose scorer drops every message's last word by
     default (`words_eos=True`)."""
-    path = Path(path)
     end = [] if eos is None else [eos]
     lines = [json.dumps([".".join(map(str, [*w, *end])), ".".join(map(str, c))]) for w, c in samples]
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return write_text(path, "\n".join(lines) + "\n")
 
 
 DATASETS = ("thing", "shapes", "digits")

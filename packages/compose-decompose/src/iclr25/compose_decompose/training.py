@@ -31,6 +31,7 @@ from iclr25.compose_decompose.metrics import (
     posdis,
     topsim,
 )
+from iclr25.shared.files import save_torch
 
 CHANNELS = ("cb", "gs", "qt")
 
@@ -300,9 +301,7 @@ DATA_KEYS = ("dataset", "seed", "noise", "thing_per_combo", "n_per_combo", "imag
 
 def save_checkpoint(path: str | Path, game: MultiTargetGame, settings: dict[str, Any]) -> Path:
     """Write the agents' weights and the settings that rebuild them and their data (tensors + plain values only)."""
-    path = Path(path)
-    torch.save({"state_dict": game.state_dict(), "settings": dict(settings)}, path)
-    return path
+    return save_torch(path, {"state_dict": game.state_dict(), "settings": dict(settings)})
 
 
 def load_checkpoint_game(path: str | Path) -> tuple[MultiTargetGame, ConceptData, dict[str, Any]]:

@@ -15,6 +15,7 @@ from pandas.api.types import is_bool_dtype, is_numeric_dtype
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import dijkstra
 
+from iclr25.shared.files import write_text, write_with
 from iclr25.shared.safeload import NUMPY_ARRAY_GLOBALS, UnsafeFileError, reading_file, restricted_pickle_load
 
 CLIP_LEN = 20
@@ -325,15 +326,16 @@ def write_ynet(folder: str | Path, name: str, df: pd.DataFrame, masks: dict[str,
     from PIL import Image
 
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    plain_frame(df).to_pickle(folder / f"{name}.pkl")
+    frame = plain_frame(df)
+    write_with(folder / f"{name}.pkl", frame.to_pickle)
     for sid, m in masks.items():
-        Image.fromarray(m.astype(np.uint8)).save(folder / f"{sid}_mask.png")
+        image = Image.fromarray(m.astype(np.uint8))
+        write_with(folder / f"{sid}_mask.png", lambda f, image=image: image.save(f, format="PNG"), overwrite=True)
     if exits:
         path = folder / "exits.json"
         old = json.loads(path.read_text()) if path.is_file() else {}
         old.update({k: np.asarray(v).tolist() for k, v in exits.items()})
-        path.write_text(json.dumps(old))
+        write_text(path, json.dumps(old), overwrite=True)  # the splits of one folder share it (ours, never a user's)
     return folder / f"{name}.pkl"
 
 

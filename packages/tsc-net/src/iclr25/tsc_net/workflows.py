@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from iclr25.shared.files import save_arrays, save_torch
 from iclr25.shared.safeload import UnsafeFileError, load_checkpoint
 from iclr25.tsc_net.data import build_clips, load_dataset, simulate_scenes
 from iclr25.tsc_net.metrics import summarize
@@ -38,7 +39,7 @@ def train_command(cfg: Any, kind: str, data: Path | None, folder: Path, seed: in
         model, clips, scenes, cfg.train_steps, cfg.lr, seed, cfg.batch_peds, cfg.batch_cap, device=pick_device(device)
     )
     model.cpu()
-    torch.save({"state_dict": model.state_dict(), "arch": dataclasses.asdict(model.cfg)}, folder / "model.pt")
+    save_torch(folder / "model.pt", {"state_dict": model.state_dict(), "arch": dataclasses.asdict(model.cfg)})
     return {"model": kind, "train_peds": len(clips), **info}
 
 
@@ -79,7 +80,7 @@ def predict_command(model: TSCNet, folder: Path, split: str, k: int, max_peds: i
 
     clips, masks, scenes = _data(model, folder, split, max_peds)
     traj, goals, secs = predict_clips(model, clips, scenes, 5, k // 5, seed)
-    np.savez(out / "predictions.npz", traj=traj, goals=goals, obs=clips.pos[:, :8], group=clips.group)
+    save_arrays(out / "predictions.npz", {"traj": traj, "goals": goals, "obs": clips.pos[:, :8], "group": clips.group})
     plot_samples(out / "samples.png", clips, masks, {"TSC-Net": traj})
     return {"pedestrians": len(clips), "k": k, "seconds": round(secs, 2)}
 
