@@ -196,13 +196,14 @@ def from_pretrained_dir(folder: str | Path, dtype: torch.dtype | None = None) ->
 
 def save_pretrained(model: DecoderLM, folder: str | Path) -> Path:
     """Write config.json + model.safetensors (HF layout; tied weights stored once)."""
-    from safetensors.torch import save_file
+    from safetensors.torch import save
+
+    from iclr25.shared.files import write_bytes, write_text
 
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.json").write_text(json.dumps(config_to_hf(model.cfg), indent=2) + "\n")
+    write_text(folder / "config.json", json.dumps(config_to_hf(model.cfg), indent=2) + "\n")
     state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
     if model.cfg.tie_word_embeddings or model.cfg.arch == "opt":
         state.pop("lm_head.weight", None)
-    save_file(state, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    write_bytes(folder / "model.safetensors", save(state, metadata={"format": "pt"}))
     return folder

@@ -14,15 +14,15 @@ from typing import Any
 
 import numpy as np
 
+from iclr25.shared.files import save_arrays
+
 
 def save_sample_log(path: str | Path, states: Any, iteration: Any, log_reward: Any | None = None) -> Path:
     """Write a sample log (.npz)."""
-    path = Path(path)
     arrays = {"states": np.asarray(states, dtype=np.int64), "iteration": np.asarray(iteration, dtype=np.int64)}
     if log_reward is not None:
         arrays["log_reward"] = np.asarray(log_reward, dtype=np.float64)
-    np.savez(path, **arrays)
-    return path
+    return save_arrays(path, arrays)
 
 
 def load_sample_log(path: str | Path) -> dict[str, np.ndarray]:

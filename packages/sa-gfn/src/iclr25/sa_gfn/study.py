@@ -205,8 +205,9 @@ if __name__ == "__main__":  # pragma: no cover - a long run: python -m iclr25.sa
     import sys
 
     def _partial(summary: dict[str, Any]) -> None:
-        Path(sys.argv[1]).mkdir(parents=True, exist_ok=True)
-        (Path(sys.argv[1]) / "partial.json").write_text(json.dumps(summary))
+        from iclr25.shared.files import write_text
+
+        write_text(Path(sys.argv[1]) / "partial.json", json.dumps(summary), overwrite=True)  # its own, per setting
 
     workers = int(sys.argv[2]) if len(sys.argv) > 2 else 2
     result = scale_study(SETTINGS + ABLATIONS, workers=workers, on_setting=_partial)

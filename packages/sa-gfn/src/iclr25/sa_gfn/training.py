@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from iclr25.sa_gfn.gflownet import l1_mean, modes_captured, total_variation
+from iclr25.shared.files import save_arrays
 from iclr25.shared.validate import check_int_at_least, check_positive
 
 
@@ -169,7 +170,6 @@ def train(
     `objective` and `sibling_reward` apply to SA-GFN; `intrinsic_scale` (c) and `rnd_normalize` to the methods with
     a novelty bonus (sagfn, tb-rnd, gafn; None keeps each method's default).
     """
-    import numpy as np
 
     from iclr25.sa_gfn.envs import HyperGrid
     from iclr25.shared.device import pick_device
@@ -194,11 +194,11 @@ def train(
         trainer = build_method(method, env, seed=seed, hidden=hidden, **kw)
         with MetricsLogger(run_dir, wandb=wandb, project="iclr25-sa-gfn", name=f"train-{method}", config=config) as log:
             result = fit(trainer, iters, eval_every, log=lambda row, it: log.log(row, step=it))
-        np.savez(
-            run_dir / "terminal_distribution.npz",
-            p=trainer.exact_distribution().cpu().numpy(),
-            target=env.true_distribution().cpu().numpy(),
-        )
+        distributions = {
+            "p": trainer.exact_distribution().cpu().numpy(),
+            "target": env.true_distribution().cpu().numpy(),
+        }
+        save_arrays(run_dir / "terminal_distribution.npz", distributions)
         summary = {"config": config, "final": result["final"], "seconds": result["seconds"], "run_dir": str(target)}
         atomic_write_json(run_dir / "summary.json", summary)
     return summary
