@@ -166,3 +166,14 @@ def test_a_package_declared_metric_tolerance_applies() -> None:
     baseline.tolerances = {"widths": 0.05}  # the committed results declare it too
     assert _status(compare(_report(widths=[1.0, 2.0, 3.04]), baseline), "widths") == WITHIN
     assert _status(compare(_report(widths=[1.0, 2.0, 3.2]), baseline), "widths") == DRIFTED
+
+
+def test_a_timing_claim_is_a_ratio_never_drift_unless_a_gate_fails() -> None:
+    fast = _report()
+    fast.claims.append(Claim("step_speedup", "faster", paper=2.0, ours=3.1, margin=">= 1", holds=True, gated=True))
+    base = _report()
+    base.claims.append(Claim("step_speedup", "faster", paper=2.0, ours=2.4, margin=">= 1", holds=True, gated=True))
+    row = next(r for r in compare(fast, base).rows if r.name == "step_speedup")
+    assert row.kind == "timing" and row.status == TIMING and not compare(fast, base).failed
+    fast.claims[-1].holds = False
+    assert _status(compare(fast, base), "step_speedup") == FAILS

@@ -33,7 +33,7 @@ IDENTICAL, NOISE, WITHIN, DRIFTED, FAILS, MISSING, NEW, TIMING = (
 FAILING = (DRIFTED, FAILS, MISSING)
 FLOAT_NOISE = (1e-9, 1e-12)  # relative, and absolute near zero: the last digits of another machine's kernels
 TIMING_BAND = (0.5, 2.0)  # new/old ratios outside it are flagged (slower/faster), never failed
-TIMING_WORDS = ("per_s", "seconds", "runtime", "wall", "_time", "time_s", "cpu_s", "_ms")
+TIMING_WORDS = ("per_s", "seconds", "runtime", "wall", "_time", "time_s", "cpu_s", "_ms", "speed", "latency")
 
 
 @dataclass
@@ -193,11 +193,13 @@ def compare(
         if new is None:
             result.rows.append(Row("claim", name, old.ours, None, "", MISSING))
             continue
-        tolerance = tolerances.get(name, getattr(new, "tolerance", None) or 0.0)
-        text, status = _difference(old.ours, new.ours, tolerance)
         if new.gated and not new.holds:
-            status = FAILS
-        result.rows.append(Row("claim", name, old.ours, new.ours, text, status))
+            result.rows.append(Row("claim", name, old.ours, new.ours, "", FAILS))
+        elif _is_timing(name):  # a speed-up or a runtime: a ratio, listed apart, never drift
+            result.rows.append(Row("timing", name, old.ours, new.ours, *_ratio(old.ours, new.ours, name)))
+        else:
+            tolerance = tolerances.get(name, getattr(new, "tolerance", None) or 0.0)
+            result.rows.append(Row("claim", name, old.ours, new.ours, *_difference(old.ours, new.ours, tolerance)))
     for name, new in new_claims.items():
         if name not in old_claims:
             status = FAILS if new.gated and not new.holds else NEW
