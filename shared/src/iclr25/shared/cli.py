@@ -690,7 +690,7 @@ def _cmd_compare(papers: dict[str, Paper], args: argparse.Namespace) -> int:
 def _umbrella_parser(papers: dict[str, Paper]) -> Parser:
     parser = make_parser("iclr25", "ICLR 2025 papers, reimplemented: list, inspect and reproduce them.")
     sub = parser.add_subparsers(
-        dest="command", required=True, metavar="{list,info,reproduce,readme,compare,history,new,<slug>}"
+        dest="command", required=True, metavar="{list,info,reproduce,readme,compare,history,new,site,<slug>}"
     )
     sub.add_parser("list", help="installed papers")
     info = sub.add_parser("info", help="one paper's details")
@@ -731,6 +731,9 @@ def _umbrella_parser(papers: dict[str, Paper]) -> Parser:
     readme.add_argument("--all", action="store_true", help="every installed paper")
     readme.add_argument("--scale", default="quick", help="which committed results/<scale>/ to use")
     readme.add_argument("--check", action="store_true", help="change nothing; exit 1 if a block is stale")
+    from iclr25.shared.site import add_site_parser
+
+    add_site_parser(sub)  # `iclr25 site build|serve`: the static results site
     return parser
 
 
@@ -750,6 +753,10 @@ def main(argv: list[str] | None = None) -> int:
         return _cmd_readme(papers, args)
     if args.command == "compare":
         return _cmd_compare(papers, args)
+    if args.command == "site":
+        from iclr25.shared.site import site_main
+
+        return site_main(args)
     if args.command == "history":
         from iclr25.shared.compare import plot_history, read_history
 
