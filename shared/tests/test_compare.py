@@ -177,3 +177,16 @@ def test_a_timing_claim_is_a_ratio_never_drift_unless_a_gate_fails() -> None:
     assert row.kind == "timing" and row.status == TIMING and not compare(fast, base).failed
     fast.claims[-1].holds = False
     assert _status(compare(fast, base), "step_speedup") == FAILS
+
+
+def test_a_comparison_notes_when_either_side_used_native_kernels() -> None:
+    portable, native = _report(), _report()
+    portable.environment = {"kernels": {"mode": "portable"}}
+    native.environment = {"kernels": {"mode": "native"}}
+    twin = _report()
+    twin.environment = {"kernels": {"mode": "portable"}}
+    assert compare(portable, twin).notes == []
+    note = compare(native, portable).notes
+    assert len(note) == 1 and "baseline used portable" in note[0] and "this run native" in note[0]
+    assert note[0] in compare(native, portable).to_markdown()
+    assert "not recorded" in compare(portable, _report()).notes[0]  # a baseline from before kernels were recorded

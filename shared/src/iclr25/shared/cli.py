@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
+from iclr25.shared.device import select_cpu_kernels
 from iclr25.shared.paper import Paper, discover_papers
 from iclr25.shared.progress import LABEL_ENV, set_quiet
 from iclr25.shared.run import DEVICES, WANDB_MODES, check_run_folder, check_wandb_mode, default_run_dir
@@ -389,6 +390,7 @@ def package_main(
 
     @guarded(prog)
     def main(argv: list[str] | None = None) -> int:
+        select_cpu_kernels()  # before NumPy loads and torch runs: the same floats on any x86-64 CPU
         args = parser().parse_args(sys.argv[1:] if argv is None else argv)
         if getattr(args, "quiet", False):
             set_quiet(True)
@@ -467,6 +469,7 @@ def _minutes(seconds: float) -> str:
 
 def _reproduce_one(slug: str, kwargs: dict[str, Any], threads: int | None = None) -> dict[str, Any]:
     """Run one paper's reproduction (in this process or a worker) and return its report as a dict."""
+    select_cpu_kernels()  # a spawned worker: the variables came from the parent, the record starts here
     if threads:  # a worker of `--jobs N`: its share of the cores, and its paper named on each progress line
         os.environ["ICLR25_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(threads)
         os.environ[LABEL_ENV] = slug
@@ -740,6 +743,7 @@ def _umbrella_parser(papers: dict[str, Paper]) -> Parser:
 @guarded("iclr25")
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the umbrella `iclr25` command."""
+    select_cpu_kernels()  # before NumPy loads and torch runs, here and in the workers of `--jobs`
     argv = list(sys.argv[1:] if argv is None else argv)
     papers = discover_papers()
     if argv and argv[0] in papers:  # `iclr25 <slug> ...` forwards to the package CLI

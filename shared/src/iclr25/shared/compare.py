@@ -57,6 +57,7 @@ class Comparison:
     run: str
     baseline: str
     rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[Row]:
@@ -71,6 +72,7 @@ class Comparison:
             "run": self.run,
             "baseline": self.baseline,
             "passed": not self.failed,
+            "notes": self.notes,
             "rows": [vars(r) for r in self.rows],
         }
 
@@ -87,6 +89,7 @@ class Comparison:
             "",
             f"{len(quiet) - noise} values identical, {noise} values within float noise (relative {FLOAT_NOISE[0]:g}).",
             "",
+            *[line for note in self.notes for line in (note, "")],
         ]
         order = {s: i for i, s in enumerate((FAILS, DRIFTED, MISSING, NEW, WITHIN))}
         for kind, title in (("claim", "Changed claims"), ("metric", "Changed metrics")):
@@ -173,6 +176,21 @@ def _ratio(old: Any, new: Any, name: str = "") -> tuple[str, str]:
     return f"x{ratio:.3g}{flag}", TIMING
 
 
+def _kernel_mode(report: Report) -> str:
+    return str((report.environment.get("kernels") or {}).get("mode", "native (not recorded)"))
+
+
+def _kernel_notes(baseline: Report, run: Report) -> list[str]:
+    """Why values may differ although the code did not change: one side computed with its CPU's native kernels."""
+    old, new = _kernel_mode(baseline), _kernel_mode(run)
+    if old == new == "portable":
+        return []
+    return [
+        f"Note: the baseline used {old} CPU kernels and this run {new} ones; only portable kernels on both sides give "
+        "the same floats on two machines, so trained values may move beyond float noise here without a code change."
+    ]
+
+
 def compare(
     run: Report,
     baseline: Report,
@@ -185,7 +203,7 @@ def compare(
     if run.paper != baseline.paper:
         raise ValueError(f"the run is of {run.paper!r} but the baseline of {baseline.paper!r}")
     tolerances = {**baseline.tolerances, **run.tolerances, **(tolerances or {})}  # the package's, then the user's
-    result = Comparison(run.paper, run.scale, run_name, baseline_name)
+    result = Comparison(run.paper, run.scale, run_name, baseline_name, notes=_kernel_notes(baseline, run))
     old_claims = {c.name: c for c in baseline.claims}
     new_claims = {c.name: c for c in run.claims}
     for name, old in old_claims.items():

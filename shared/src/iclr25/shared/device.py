@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 # Peak dense bf16/fp16 tensor throughput (FLOP/s) of common accelerators, for MFU.
@@ -107,6 +108,73 @@ def pinned_threads(n: int) -> Iterator[dict[str, int]]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+KERNELS_ENV = "ICLR25_KERNELS"  # "portable" (the default of every command) or "native"
+# The CPU kernels of portable mode: the same code path, hence the same floats, on every x86-64 CPU with AVX2 (Intel
+# or AMD, 2013 on). Each library picks its fastest kernels for the CPU it finds, and kernels of different vector
+# widths round differently: a network trained on an AVX-512 Xeon drifts from one trained on an AVX2 EPYC.
+PORTABLE_KERNELS = {
+    "ATEN_CPU_CAPABILITY": "default",  # torch's own vectorised ops (exp, reductions, ...): the scalar build
+    "MKL_CBWR": "COMPATIBLE",  # torch's BLAS (MKL): conditional numerical reproducibility, CPU-independent
+    "ONEDNN_MAX_CPU_ISA": "SSE41",  # torch's convolutions and linear layers (oneDNN)
+    "OPENBLAS_CORETYPE": "Haswell",  # NumPy's and SciPy's BLAS (OpenBLAS): one kernel set for every AVX2 CPU
+    "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",  # NumPy's SIMD ufuncs: the baseline loops
+}
+_KERNELS_SELECTED: dict[str, Any] = {}
+
+
+def _x86_with_avx2() -> bool:
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    try:
+        flags = next(
+            line for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines() if line.startswith("flags")
+        )
+    except (OSError, StopIteration):
+        return False
+    return {"avx2", "fma"} <= set(flags.split(":", 1)[1].split())
+
+
+def select_cpu_kernels() -> dict[str, Any]:
+    """Choose portable CPU kernels for this process (unless `ICLR25_KERNELS=native`), so that a reproduction gives
+    the same numbers on any x86-64 machine with AVX2, at a cost of about a quarter of the CPU speed. Must run before
+    NumPy is imported and before torch's first operation: every command calls it first. Variables the user set
+    are kept. Returns what `kernels_in_effect` will report."""
+    import sys
+
+    mode = os.environ.get(KERNELS_ENV, "portable")
+    if mode not in ("portable", "native"):
+        raise ValueError(f"{KERNELS_ENV} must be 'portable' or 'native', got {mode!r}")
+    if not _KERNELS_SELECTED:
+        portable = mode == "portable" and _x86_with_avx2()
+        inherited = all(key in os.environ for key in PORTABLE_KERNELS)  # e.g. a worker of `iclr25 reproduce --jobs`
+        # NumPy reads its variables when it loads: once it has, this process keeps the kernels it has (no mix).
+        if portable and not inherited and "numpy" in sys.modules:
+            portable = False
+        if portable:
+            for key, value in PORTABLE_KERNELS.items():
+                os.environ.setdefault(key, value)
+        _KERNELS_SELECTED.update(mode="portable" if portable else "native")
+    return kernels_in_effect()
+
+
+def kernels_in_effect() -> dict[str, Any]:
+    """The CPU kernels this process computes with, for a run's recorded environment: "portable" only when they were
+    selected before NumPy loaded and torch ran (else the libraries' own choice stands and the mode says "native")."""
+    import sys
+
+    report: dict[str, Any] = {"mode": _KERNELS_SELECTED.get("mode", "native")}
+    report.update({key: os.environ[key] for key in PORTABLE_KERNELS if key in os.environ})
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        # Fixed at torch's first operation: "DEFAULT" unless something ran before the kernels were selected.
+        report["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+        if report["torch_cpu_capability"] != "DEFAULT":
+            report["mode"] = "native"
+    return report
 
 
 def configure_torch(device: str, threads: int | None = None) -> None:

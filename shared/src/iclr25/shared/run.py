@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from iclr25.shared import files
-from iclr25.shared.device import pinned_threads, run_threads
+from iclr25.shared.device import kernels_in_effect, pinned_threads, run_threads
 from iclr25.shared.fabric import Checkpointer, ScaleOut
 from iclr25.shared.progress import Heartbeat, Progress
 from iclr25.shared.results import Claim, Report, RunExistsError, atomic_write_text, environment
@@ -366,11 +366,12 @@ def _git_commit(folder: Path) -> str | None:
 
 
 def run_environment(slug: str) -> dict[str, Any]:
-    """`environment()` plus the package versions, the source commit when run from a checkout, and the CPU model.
-    Never environment variables (they may hold secrets)."""
+    """`environment()` plus the CPU kernels in effect, the package versions, the source commit when run from a
+    checkout, and the CPU model. Never other environment variables (they may hold secrets)."""
     from importlib.metadata import PackageNotFoundError, version
 
     env = environment()
+    env["kernels"] = kernels_in_effect()
     for dist in (f"iclr25-{slug}", "iclr25-shared"):
         with suppress(PackageNotFoundError):
             env[dist] = version(dist)
