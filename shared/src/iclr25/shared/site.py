@@ -197,31 +197,40 @@ def sources_from_folders(folders: Sequence[str | Path], papers: dict[str, Paper]
         report = read_results(folder)
         package = folder.parent.parent if (folder.parent.parent / "README.md").is_file() else None
         paper = papers.get(report.paper)
+        meta = (
+            {"title": paper.title, "authors": paper.authors, "arxiv": paper.arxiv, "code": paper.code}
+            if paper
+            else _paper_toml(package, report.paper)
+        )
         status, size = readme_facts(_root_readme(package), report.paper)
         sources.append(
             PaperSource(
                 slug=report.paper,
                 results_dir=folder,
                 package_dir=package,
-                title=paper.title if paper else _readme_title(package) or report.paper,
-                authors=paper.authors if paper else "",
-                arxiv=paper.arxiv if paper else "",
-                code=paper.code if paper else "",
-                status=status or (paper.summary if paper else ""),
+                title=str(meta.get("title") or report.paper),
+                authors=str(meta.get("authors", "")),
+                arxiv=str(meta.get("arxiv", "")),
+                code=str(meta.get("code", "")),
+                status=status or (paper.summary if paper else str(meta.get("summary", ""))),
                 install_size=size,
             )
         )
     return sources
 
 
-def _readme_title(package: Path | None) -> str:
-    """The first `# ` heading of a package README, or ""."""
+def _paper_toml(package: Path | None, slug: str) -> dict[str, Any]:
+    """The paper.toml of a package that is not installed (title, authors, arxiv, code, summary), or {}."""
+    import tomllib
+
     if package is None:
-        return ""
-    for line in (package / "README.md").read_text(encoding="utf-8").splitlines():
-        if line.startswith("# "):
-            return line[2:].strip()
-    return ""
+        return {}
+    path = package / "src" / "iclr25" / slug.replace("-", "_") / "paper.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def readme_sections(readme: str) -> tuple[tuple[str, str] | None, str | None]:
@@ -440,7 +449,7 @@ def paper_page(entry: PaperEntry, repo_url: str | None, assets: dict[str, Path],
             lines += [f"![{md_text(_figure_alt(entry, name))}]({name})", "", f"*{md_text(name)}*", ""]
     lines += ["## How these numbers were made", ""]
     if report.command:
-        lines += ["The command:", "", "```bash", report.command, "```", ""]
+        lines += ["The command:", "", "```", report.command, "```", ""]
     lines += [
         f"Results committed at `{md_text(_relative(source.results_dir))}` (created {md_text(report.created)}); "
         f"{duration(report.runtime_s)} wall, {duration(report.cpu_s)} CPU.",
@@ -481,6 +490,10 @@ def index_page(entries: list[PaperEntry]) -> str:
     r_hold = sum(_counts(e.report)[2] for e in entries)
     r_all = sum(_counts(e.report)[3] for e in entries)
     lines = [
+        "---",
+        "hide: [toc]",
+        "---",
+        "",
         "# ICLR 2025 reproductions: results",
         "",
         f"{len(entries)} papers, each reimplemented as its own package and reproduced at CPU scale. Every number here "
@@ -513,6 +526,10 @@ def all_claims_page(entries: list[PaperEntry]) -> str:
     total = sum(len(e.report.claims) for e in entries)
     return "\n".join(
         [
+            "---",
+            "hide: [toc]",
+            "---",
+            "",
             "# Every claim",
             "",
             f"{total} claims of {len(entries)} papers. Filter by paper, by whether a claim holds and by whether it is "
@@ -585,6 +602,8 @@ SITE_CSS = """
 }
 .claims-filter .claims-count { color: var(--md-default-fg-color--light); }
 .md-typeset th.sortable { cursor: pointer; user-select: none; }
+.md-grid { max-width: 90rem; }
+.md-typeset .claims td:nth-last-child(-n+2) { white-space: nowrap; }
 .md-typeset th.sortable[aria-sort="ascending"]::after { content: " ▲"; }
 .md-typeset th.sortable[aria-sort="descending"]::after { content: " ▼"; }
 """
@@ -956,6 +975,7 @@ def site_main(args: argparse.Namespace) -> int:
     """`iclr25 site build|serve`: exit 0, or 2 with one line (a missing docs group, a bad folder or results.json)."""
     building = args.site_command == "build" or args.rebuild or not is_site(args.out)
     if building:
+        sources = sources_from_folders(args.results) if args.results else installed_sources(args.scale)
         try:
             _import_mkdocs()
         except SiteDependencyError as e:
@@ -963,7 +983,6 @@ def site_main(args: argparse.Namespace) -> int:
             return 2
         if args.site_command == "serve" and is_site(args.out):
             args.overwrite = True  # --rebuild replaces the site it serves
-        sources = sources_from_folders(args.results) if args.results else installed_sources(args.scale)
         out, warnings = build_site(
             sources,
             args.out,
