@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iclr25.shared import files
+from iclr25.shared.files import write_bytes, write_text
 from iclr25.shared.paper import Paper, discover_papers
 from iclr25.shared.results import RESULTS_FILE, Report, _fmt
 
@@ -842,7 +842,7 @@ def write_project(
     docs = project / "docs"
 
     def put(relative: str, text: str) -> None:
-        files.write_text(docs / relative, text, record=False)
+        write_text(docs / relative, text, record=False)
 
     put("index.md", index_page(entries))
     put("claims.md", all_claims_page(entries))
@@ -860,11 +860,11 @@ def write_project(
                 pngs.append(png)
         assets: dict[str, Path] = {}
         page = paper_page(entry, repo_url, assets, pngs)
-        files.write_text(page_dir / "index.md", page, record=False)
+        write_text(page_dir / "index.md", page, record=False)
         for name, file in assets.items():
-            files.write_bytes(page_dir / name, file.read_bytes(), record=False)
+            write_bytes(page_dir / name, file.read_bytes(), record=False)
     config = mkdocs_config(entries, project / "site", site_url)
-    return files.write_text(project / "mkdocs.yml", yaml.safe_dump(config, sort_keys=False), record=False)
+    return write_text(project / "mkdocs.yml", yaml.safe_dump(config, sort_keys=False), record=False)
 
 
 def build_site(
@@ -902,7 +902,7 @@ def build_site(
         with open_run_folder(out, overwrite, paper="site", command=SITE_COMMAND) as folder:
             for file in sorted(built.rglob("*")):
                 if file.is_file():
-                    files.write_bytes(folder / file.relative_to(built), file.read_bytes(), record=False)
+                    write_bytes(folder / file.relative_to(built), file.read_bytes(), record=False)
     return out, warnings
 
 
@@ -945,10 +945,12 @@ def add_site_parser(sub: Any) -> None:
         verb.add_argument(
             "--results",
             type=Path,
-            action="append",
+            nargs="+",
+            action="extend",
             default=[],
             metavar="DIR",
-            help="a results folder to publish (repeatable); default: every installed paper's committed results",
+            help="results folders to publish (packages/*/results/quick); default: every installed paper's committed "
+            "results",
         )
         verb.add_argument(
             "--history", type=Path, action="append", default=[], metavar="FILE", help="a history file (repeatable)"
