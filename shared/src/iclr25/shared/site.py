@@ -340,8 +340,8 @@ def claims_table(entries: Iterable[PaperEntry], *, paper_column: bool, prefix: s
     for entry in entries:
         for c in entry.report.claims:
             cells = [
-                "`" + " ".join(str(c.name).replace("`", "'").replace("|", "/").split()) + "`",
-                md_text(c.statement),
+                f'<span class="claim-name">{md_text(c.name).replace("_", "_<wbr>")}</span>',
+                f'<span class="claim-statement">{md_text(c.statement)}</span>',
                 md_text(shown_value(c.paper)),
                 md_text(shown_value(c.ours)),
                 md_text(c.margin),
@@ -591,7 +591,7 @@ history
 """
 
 SITE_CSS = """
-.claim-holds { color: #1b7a3a; font-weight: 600; white-space: nowrap; }
+.claim-holds { color: #16883e; font-weight: 600; white-space: nowrap; }
 .claim-fails { color: #c0262d; font-weight: 600; white-space: nowrap; }
 [data-md-color-scheme="slate"] .claim-holds { color: #6fdc8c; }
 [data-md-color-scheme="slate"] .claim-fails { color: #ff8589; }
@@ -604,6 +604,8 @@ SITE_CSS = """
 .md-typeset th.sortable { cursor: pointer; user-select: none; }
 .md-grid { max-width: 90rem; }
 .md-typeset .claims td:nth-last-child(-n+2) { white-space: nowrap; }
+.md-typeset .claim-name { font-family: var(--md-code-font-family); font-size: .85em; }
+.md-typeset .claim-statement { display: inline-block; min-width: 16em; }
 .md-typeset th.sortable[aria-sort="ascending"]::after { content: " ▲"; }
 .md-typeset th.sortable[aria-sort="descending"]::after { content: " ▼"; }
 """
