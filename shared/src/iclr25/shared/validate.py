@@ -106,6 +106,39 @@ def check_text(name: str, value: Any, what: str = "text", *, nonempty: bool = Fa
     return value
 
 
+def int_in(minimum: int, maximum: int) -> Callable[[str], int]:
+    """An argparse `type` for a size flag: an integer in [minimum, maximum]; argparse turns the refusal into one
+    error line naming the flag, before any work."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum} and <= {maximum}, got {text!r}") from None
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum} and <= {maximum}, got {value}")
+        return value
+
+    return parse
+
+
+def int_at_most(maximum: int) -> Callable[[str], int]:
+    """An argparse `type` for a size flag whose lower bound the command checks itself: an integer <= maximum."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer <= {maximum}, got {text!r}") from None
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"expected an integer <= {maximum}, got {value}")
+        return value
+
+    return parse
+
+
 # --- Declared constraints ------------------------------------------------------------------------------------------
 # A config field says what it accepts in its annotation, next to its default, and `Validated` checks every field on
 # construction with the validators above (so the error messages are the same):
