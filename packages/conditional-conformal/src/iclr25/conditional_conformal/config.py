@@ -17,6 +17,7 @@ from typing import Annotated
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     Each,
     Flag,
     IsText,
@@ -25,13 +26,26 @@ from iclr25.shared.validate import (
     OpenProbability,
     Positive,
     PositiveFloat,
-    PositiveInt,
     Validated,
 )
 
 PARTS = ("validity", "synthetic", "qhat", "wsc", "mdn", "toy2d", "rosenbrock", "real")
 REAL_DATASETS = ("bike", "bio", "blog", "fb1", "fb2", "meps19", "meps20", "meps21", "temp")
 MULTI_DATASETS = ("rf1", "rf2", "scm1d", "scm20d", "sgemm")
+
+
+# Size limits, refused before any work (past them a run would exhaust memory or run for months). The largest
+# preset (full): 20 000 test points, M = 1 000 samples per point, 1 000 MDN epochs, 2 x 100 hidden units, 50 splits.
+MAX_POINTS = 10_000_000  # calibration, test and training points
+MAX_SAMPLES = 100_000  # samples per point
+MAX_SEEDS = 1000  # seeds and random splits
+MAX_REPS = 1_000_000  # repetitions of the validity checks
+MAX_BINS = 10_000
+MAX_GRID = 1_000_000  # grid points, projection directions
+MAX_COMPONENTS = 1000  # mixture components
+MAX_WIDTH = 8192  # hidden units per layer
+MAX_EPOCHS = 100_000
+MAX_BATCH = 65_536
 
 
 @dataclass(frozen=True)
@@ -48,53 +62,57 @@ class Config(Validated):
         "rosenbrock",
     )
     alpha: OpenProbability = 0.1  # paper Sec. 4
-    n_samples: PositiveInt = 50  # M, paper Sec. 4 (main results)
-    n_samples_tau: PositiveInt = 100  # M̃, not stated in the paper (assumed; the third-party reimplementation uses 100)
-    seeds: PositiveInt = 3
+    n_samples: Annotated[int, AtLeast(1), AtMost(MAX_SAMPLES)] = 50  # M, paper Sec. 4 (main results)
+    # M̃, not stated in the paper (assumed; the third-party reimplementation uses 100)
+    n_samples_tau: Annotated[int, AtLeast(1), AtMost(MAX_SAMPLES)] = 100
+    seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 3
     # synthetic conditional coverage (spec §9.2, 9.3, 9.6)
-    n_cal: Annotated[int, AtLeast(10)] = 2000
-    n_test: Annotated[int, AtLeast(10)] = 20_000
-    n_bins: PositiveInt = 8
+    n_cal: Annotated[int, AtLeast(10), AtMost(MAX_POINTS)] = 2000
+    n_test: Annotated[int, AtLeast(10), AtMost(MAX_POINTS)] = 20_000
+    n_bins: Annotated[int, AtLeast(1), AtMost(MAX_BINS)] = 8
     sd_scales: Annotated[tuple[float, ...], Each(Positive())] = (1.0, 1.5, 0.7)  # Π = P, then the misspecified samplers
-    hpd_length_points: PositiveInt = 2000
+    hpd_length_points: Annotated[int, AtLeast(1), AtMost(MAX_GRID)] = 2000
     hpd_grid_step: PositiveFloat = 0.005
     # marginal validity (spec §9.1): (n, test points, repetitions) twice
-    validity_n: Annotated[tuple[int, ...], Each(AtLeast(1))] = (500, 49)
-    validity_test: Annotated[tuple[int, ...], Each(AtLeast(1))] = (2000, 500)
-    validity_reps: Annotated[tuple[int, ...], Each(AtLeast(1))] = (300, 1000)
+    validity_n: Annotated[tuple[int, ...], Each(AtLeast(1), AtMost(MAX_POINTS))] = (500, 49)
+    validity_test: Annotated[tuple[int, ...], Each(AtLeast(1), AtMost(MAX_POINTS))] = (2000, 500)
+    validity_reps: Annotated[tuple[int, ...], Each(AtLeast(1), AtMost(MAX_REPS))] = (300, 1000)
     # reductions (spec §9.4)
-    qhat_n: Annotated[int, AtLeast(10)] = 5000
+    qhat_n: Annotated[int, AtLeast(10), AtMost(MAX_POINTS)] = 5000
     # WSC metric check (spec §9.7)
-    wsc_n: Annotated[int, AtLeast(10)] = 5000
-    wsc_dirs: PositiveInt = 1000
-    wsc_seeds: PositiveInt = 5
+    wsc_n: Annotated[int, AtLeast(10), AtMost(MAX_POINTS)] = 5000
+    wsc_dirs: Annotated[int, AtLeast(1), AtMost(MAX_GRID)] = 1000
+    wsc_seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 5
     # MDN estimator (spec §6a iii) and the CQR quantile regressor (spec §4)
-    n_train: Annotated[int, AtLeast(10)] = 10_000
-    mdn_components: PositiveInt = 5
-    mdn_hidden: Annotated[tuple[int, ...], Each(AtLeast(1))] = (64, 64)
-    mdn_epochs: PositiveInt = 30
+    n_train: Annotated[int, AtLeast(10), AtMost(MAX_POINTS)] = 10_000
+    mdn_components: Annotated[int, AtLeast(1), AtMost(MAX_COMPONENTS)] = 5
+    mdn_hidden: Annotated[tuple[int, ...], Each(AtLeast(1), AtMost(MAX_WIDTH))] = (64, 64)
+    mdn_epochs: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 30
     mdn_lr: PositiveFloat = 1e-3
-    mdn_batch: PositiveInt = 128
+    mdn_batch: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 128
     cqr: Flag = True
-    cqr_hidden: Annotated[tuple[int, ...], Each(AtLeast(1))] = (64, 64)
-    cqr_epochs: PositiveInt = 200  # spec §4 (CQR baseline: 2 x 64, 200 epochs, batch 250)
-    cqr_batch: PositiveInt = 250
+    cqr_hidden: Annotated[tuple[int, ...], Each(AtLeast(1), AtMost(MAX_WIDTH))] = (64, 64)
+    # spec §4 (CQR baseline: 2 x 64, 200 epochs, batch 250)
+    cqr_epochs: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 200
+    cqr_batch: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 250
     # 2-D output toy and Rosenbrock-10d (reported)
-    toy_n_cal: Annotated[int, AtLeast(10)] = 2000
-    toy_n_test: Annotated[int, AtLeast(10)] = 5000
-    rosen_epochs: PositiveInt = 30
+    toy_n_cal: Annotated[int, AtLeast(10), AtMost(MAX_POINTS)] = 2000
+    toy_n_test: Annotated[int, AtLeast(10), AtMost(MAX_POINTS)] = 5000
+    rosen_epochs: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 30
     # real data (full preset; Sec. 4.2-4.3)
     data_dir: Annotated[str, IsText("a folder path (text)")] = ""
     datasets: Annotated[tuple[str, ...], Each(OneOf(REAL_DATASETS + MULTI_DATASETS))] = REAL_DATASETS + MULTI_DATASETS
-    splits: PositiveInt = 50
-    real_n_cal: PositiveInt = 2000
-    real_n_test: PositiveInt = 2000
-    real_ms: Annotated[tuple[int, ...], Each(AtLeast(1))] = (5, 20, 50)
-    real_wsc_dirs: PositiveInt = 5000
-    real_mdn_components: PositiveInt = 10  # paper: CDE MDN, 10 components, 2 x 100, 1000 epochs
-    real_mdn_hidden: Annotated[tuple[int, ...], Each(AtLeast(1))] = (100, 100)
-    real_mdn_epochs: PositiveInt = 1000
-    multi_samples: PositiveInt = 1000  # multi-output: M = 1000 samples per point (Sec. 4.3)
+    splits: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 50
+    real_n_cal: Annotated[int, AtLeast(1), AtMost(MAX_POINTS)] = 2000
+    real_n_test: Annotated[int, AtLeast(1), AtMost(MAX_POINTS)] = 2000
+    real_ms: Annotated[tuple[int, ...], Each(AtLeast(1), AtMost(MAX_POINTS))] = (5, 20, 50)
+    real_wsc_dirs: Annotated[int, AtLeast(1), AtMost(MAX_GRID)] = 5000
+    # paper: CDE MDN, 10 components, 2 x 100, 1000 epochs
+    real_mdn_components: Annotated[int, AtLeast(1), AtMost(MAX_COMPONENTS)] = 10
+    real_mdn_hidden: Annotated[tuple[int, ...], Each(AtLeast(1), AtMost(MAX_WIDTH))] = (100, 100)
+    real_mdn_epochs: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 1000
+    # multi-output: M = 1000 samples per point (Sec. 4.3)
+    multi_samples: Annotated[int, AtLeast(1), AtMost(MAX_SAMPLES)] = 1000
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from iclr25.eci_conformal.config import PRESETS
+from iclr25.eci_conformal.config import MAX_POINTS, PRESETS
 from iclr25.shared.cli import (
     CliError,
     add_run_args,
@@ -19,7 +19,7 @@ from iclr25.shared.cli import (
     package_main,
 )
 from iclr25.shared.run import open_run_folder
-from iclr25.shared.validate import check_int_at_least, check_nonnegative, check_probability
+from iclr25.shared.validate import check_int_at_least, check_nonnegative, check_probability, int_at_most
 
 PROG = "iclr25-eci-conformal"
 SLUG = "eci-conformal"
@@ -71,7 +71,12 @@ def _parser():
     r.add_argument("--alpha", type=float, default=0.1, help="target miscoverage (default: %(default)s)")
     r.add_argument("--lr", type=float, help="learning rate (required except for trail, dtaci)")
     r.add_argument("--score", choices=("signed", "abs"), default="signed", help="score (default: %(default)s)")
-    r.add_argument("--burn-in", type=int, default=100, help="T_burnin: lr window, metrics after it (default: 100)")
+    r.add_argument(
+        "--burn-in",
+        type=int_at_most(MAX_POINTS),
+        default=100,
+        help="T_burnin: lr window, metrics after it (default: 100)",
+    )
     r.add_argument(
         "--normaliser", choices=("true", "official"), default="true", help="SF-OGD's normaliser (default: %(default)s)"
     )
@@ -84,7 +89,12 @@ def _parser():
     t.add_argument("--datasets", help=f"comma list of {', '.join(TABLE_DATASETS)} (default: every one found)")
     t.add_argument("--sf-ogd-normaliser", choices=("true", "official"), default="true", help="(default: %(default)s)")
     t.add_argument("--no-scorecaster", action="store_true", help="skip Conformal PID and ECI + scorecaster")
-    t.add_argument("--scorecaster-refit", type=int, default=1, help="refit the Theta scorecaster every k steps (1)")
+    t.add_argument(
+        "--scorecaster-refit",
+        type=int_at_most(MAX_POINTS),
+        default=1,
+        help="refit the Theta scorecaster every k steps (1)",
+    )
     add_verb_args(t)
     return parser
 

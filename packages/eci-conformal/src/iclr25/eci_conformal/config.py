@@ -7,25 +7,30 @@ from typing import Annotated
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     ClosedProbability,
     Each,
     Flag,
-    Integer,
+    IsInt,
     IsText,
     NonEmpty,
     NonNegativeFloat,
-    NonNegativeInt,
     OneOf,
     OpenProbability,
     Positive,
     PositiveFloat,
-    PositiveInt,
     Validated,
     check_int_at_least,
 )
 
 SETTINGS: tuple[str, ...] = ("changepoint", "drift", "hetero")  # the generated settings (data.make_regression)
 LearningRates = Annotated[tuple[float, ...], NonEmpty(), Each(Positive())]
+
+
+# Size limits, refused before any work (past them a run would exhaust memory or run for months). The largest
+# preset (full): 50 seeds, series of 2 000 points, a validity check on 100 000 points.
+MAX_SEEDS = 1000
+MAX_POINTS = 10_000_000  # series lengths, burn-in and windows
 
 
 @dataclass(frozen=True)
@@ -36,11 +41,12 @@ class Config(Validated):
     """
 
     settings: Annotated[tuple[str, ...], NonEmpty(), Each(OneOf(SETTINGS))] = SETTINGS
-    seeds: PositiveInt = 5
-    n: Integer = 2000  # paper Sec. 5 (changepoint: n = 2000)
+    seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 5
+    n: Annotated[int, IsInt(), AtMost(MAX_POINTS)] = 2000  # paper Sec. 5 (changepoint: n = 2000)
     alpha: OpenProbability = 0.1  # paper default
-    burn_in: PositiveInt = 100  # official changepoint config T_burnin (also the adaptive-lr window)
-    ols_window: Annotated[int, AtLeast(10)] = 100  # the rolling OLS fits after 10 points
+    # official changepoint config T_burnin (also the adaptive-lr window)
+    burn_in: Annotated[int, AtLeast(1), AtMost(MAX_POINTS)] = 100
+    ols_window: Annotated[int, AtLeast(10), AtMost(MAX_POINTS)] = 100  # the rolling OLS fits after 10 points
     # lr grids of the official changepoint config (tests/configs/changepoint_test.yaml)
     eci_lrs: LearningRates = (1.0, 0.5, 0.1, 0.05)
     ogd_lrs: LearningRates = (10.0, 5.0, 1.0, 0.5)
@@ -51,10 +57,11 @@ class Config(Validated):
     coverage_margin: NonNegativeFloat = 0.015  # gated: |coverage - (1 - alpha)| for every ECI variant and grid lr
     width_margin: PositiveFloat = 1.05  # gated: best ECI <= 1.05 x best baseline
     extras: Flag = True  # ablations, DtACI, PI, Trail, ACI-clipped and the absolute-residual score
-    validity_n: Annotated[int, AtLeast(2)] = 20000
+    validity_n: Annotated[int, AtLeast(2), AtMost(MAX_POINTS)] = 20000
     validity_lrs: LearningRates = (0.05, 0.2)
     validity_margin: NonNegativeFloat = 0.005
-    mix1_seeds: NonNegativeInt = 5  # seeds of the Conformal-PID score streams (mix1 and two more); 0 disables them
+    # seeds of the Conformal-PID score streams (mix1 and two more); 0 disables them
+    mix1_seeds: Annotated[int, AtLeast(0), AtMost(MAX_SEEDS)] = 5
     figures: Flag = True
     # optional folder with the paper's real CSVs (see real_data_benchmark); never downloaded
     data_dir: Annotated[str, IsText("a folder path (text)")] = ""

@@ -9,9 +9,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from iclr25.ensemble_homogeneity.config import PRESETS
+from iclr25.ensemble_homogeneity.config import MAX_BATCH, MAX_EPOCHS, MAX_MEMBERS, MAX_WIDTH, PRESETS
 from iclr25.shared.cli import CliError, add_run_args, make_parser, package_main
 from iclr25.shared.run import DEVICES
+from iclr25.shared.validate import int_at_most
 
 PROG = "iclr25-ensemble-homogeneity"
 SLUG = "ensemble-homogeneity"
@@ -50,11 +51,15 @@ def _parser():
         "--data-dir", type=Path, help="folder holding cifar-10-batches-py, cifar-100-python or tiny-imagenet-200"
     )
     tr.add_argument("--model", choices=MODELS, default="mlp", help="(default: %(default)s)")
-    tr.add_argument("--width", type=int, default=64, help="width k (default: %(default)s)")
-    tr.add_argument("--members", type=int, default=32, help="ensemble size M (default: %(default)s)")
+    tr.add_argument("--width", type=int_at_most(MAX_WIDTH), default=64, help="width k (default: %(default)s)")
+    tr.add_argument(
+        "--members", type=int_at_most(MAX_MEMBERS), default=32, help="ensemble size M (default: %(default)s)"
+    )
     tr.add_argument("--lr", type=float, default=0.1, help="SGD learning rate (default: %(default)s)")
-    tr.add_argument("--batch-size", type=int, default=64, help="(default: %(default)s)")
-    tr.add_argument("--max-epochs", type=int, default=300, help="stop here if not interpolating (default: 300)")
+    tr.add_argument("--batch-size", type=int_at_most(MAX_BATCH), default=64, help="(default: %(default)s)")
+    tr.add_argument(
+        "--max-epochs", type=int_at_most(MAX_EPOCHS), default=300, help="stop here if not interpolating (default: 300)"
+    )
     tr.add_argument("--identical", action="store_true", help="one shared seed for all members (negative control)")
     tr.add_argument("--seed", type=int, default=0, help="base seed (default: %(default)s)")
     tr.add_argument("--device", choices=DEVICES, default="auto", help="(default: %(default)s)")

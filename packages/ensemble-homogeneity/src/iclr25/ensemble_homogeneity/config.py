@@ -11,17 +11,16 @@ from typing import Annotated
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     ClosedProbability,
     Each,
     Flag,
     Increasing,
     IsText,
     NonEmpty,
-    NonNegativeInt,
     OneOf,
     OpenProbability,
     PositiveFloat,
-    PositiveInt,
     Satisfies,
     Validated,
     ZeroOrAtLeast,
@@ -52,6 +51,8 @@ def parse_run(spec: str) -> tuple[str, str, int, int]:
         raise ValueError(f"run {spec!r}: width and members must be integers") from None
     check_int_at_least("run width", w, 1)
     check_int_at_least("run members", m, 2)
+    if w > MAX_WIDTH or m > MAX_MEMBERS:
+        raise ValueError(f"run {spec!r}: width must be <= {MAX_WIDTH} and members <= {MAX_MEMBERS}")
     return dataset, model, w, m
 
 
@@ -69,6 +70,17 @@ def _check_hetero_dataset(name: str, value: str) -> None:
         check_one_of(name, value, TABULAR_DATASETS)
 
 
+# Size limits, refused before any work (past them a run would exhaust memory or run for months). The largest
+# preset (full): CIFAR-10 CNNs of width up to 160, M = 100 members, 200 epochs of batch 128.
+MAX_WIDTH = 4096  # model widths (runs, the heterogeneous members)
+MAX_MEMBERS = 1000  # ensemble members and sizes
+MAX_EPOCHS = 100_000
+MAX_BATCH = 65_536
+MAX_SUBSETS = 1_000_000  # random pairs and subsets
+MAX_IMAGES = 10_000_000  # training images
+MAX_THREADS = 1024
+
+
 @dataclass(frozen=True)
 class Config(Validated):
     """Quick: `iclr25-ensemble-homogeneity reproduce --scale quick` (spec §6a; about 1 min of CPU time, 1-4 min of
@@ -81,42 +93,53 @@ class Config(Validated):
         tuple[str, ...], NonEmpty(), Each(Satisfies(_check_run, "dataset:model:width:members", "digits:mlp"))
     ] = ("digits:mlp:16:32", "digits:mlp:64:32", "synthetic:mlp:64:16")
     lr: PositiveFloat = 0.1  # spec §6a: plain SGD, no momentum, no weight decay
-    batch_size: PositiveInt = 64  # spec §6a
-    max_epochs: PositiveInt = 300  # spec §6a: until every member fits the training set, or 300 epochs
+    batch_size: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 64  # spec §6a
+    # spec §6a: until every member fits the training set, or 300 epochs
+    max_epochs: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 300
     # "inverse_sqrt": Nakkiran et al. 0.1/sqrt(1 + floor(t/512))
     lr_schedule: Annotated[str, OneOf(LR_SCHEDULES)] = "constant"
     # ensemble sizes of the curves (those <= members are used)
-    sizes: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1)), Increasing()] = (1, 2, 4, 8, 16, 32)
-    gate_min_width: PositiveInt = 64  # DE and the estimator are gated for widths >= this (spec §10.2)
+    sizes: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1), AtMost(MAX_MEMBERS)), Increasing()] = (
+        1,
+        2,
+        4,
+        8,
+        16,
+        32,
+    )
+    # DE and the estimator are gated for widths >= this (spec §10.2)
+    gate_min_width: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 64
     de_alpha: OpenProbability = 0.05  # gated: median pairwise KS p-value > de_alpha
     min_disagreement_digits: ClosedProbability = 0.01  # gated: mean prediction disagreement > this on digits
     min_disagreement: ClosedProbability = 0.05  # ... and on every other dataset
     # datasets where "ensemble < best member" is gated
     superiority_gated: Annotated[tuple[str, ...], Each(OneOf(DATASETS))] = ("synthetic",)
-    n_pairs: PositiveInt = 10  # random pairs of the two-model estimate
-    estimate_sizes: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1))] = (4, 16)
+    n_pairs: Annotated[int, AtLeast(1), AtMost(MAX_SUBSETS)] = 10  # random pairs of the two-model estimate
+    estimate_sizes: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1), AtMost(MAX_MEMBERS))] = (4, 16)
     estimate_tolerance: PositiveFloat = 0.10  # gated: |estimate - measured| / measured
     # gated: the closed-form subset-mean curve against directly measured random M-member ensembles
-    curve_subsets: Annotated[int, AtLeast(2)] = 200  # random subsets per size
+    curve_subsets: Annotated[int, AtLeast(2), AtMost(MAX_SUBSETS)] = 200  # random subsets per size
     curve_z: PositiveFloat = 4.0  # |direct mean - closed form| <= curve_z standard errors (+ 1e-9)
     # heterogeneous counter-example ("" = skip)
     hetero_dataset: Annotated[
         str, Satisfies(_check_hetero_dataset, "'' (skip) or one of " + ", ".join(TABULAR_DATASETS), "mnist")
     ] = "digits"
-    hetero_wide: PositiveInt = 256  # one member of this width trained to interpolation ...
-    hetero_narrow: PositiveInt = 4  # ... plus narrow members ...
-    hetero_narrow_members: PositiveInt = 3
-    hetero_narrow_epochs: PositiveInt = 5  # ... stopped after 5 epochs (spec §6a)
+    # one member of this width trained to interpolation ...
+    hetero_wide: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 256
+    hetero_narrow: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 4  # ... plus narrow members ...
+    hetero_narrow_members: Annotated[int, AtLeast(1), AtMost(MAX_MEMBERS)] = 3
+    hetero_narrow_epochs: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 5  # ... stopped after 5 epochs (spec §6a)
     # identical-members negative control on the first gated run (0 = skip)
-    control_members: Annotated[int, ZeroOrAtLeast(2)] = 4
+    control_members: Annotated[int, ZeroOrAtLeast(2), AtMost(MAX_MEMBERS)] = 4
     # one model with the ensemble's parameter count, per tabular run (R8)
     wider_baseline: Flag = True
-    mc_subsets: NonNegativeInt = 20  # random subsets for the NLL / error curves (reported only; 0 = skip)
+    # random subsets for the NLL / error curves (reported only; 0 = skip)
+    mc_subsets: Annotated[int, AtLeast(0), AtMost(MAX_SUBSETS)] = 20
     # folder holding cifar-10-batches-py / cifar-100-python / tiny-imagenet-200; never downloaded
     data_dir: Annotated[str, IsText("a folder path (text)")] = ""
     # size of the generated image task used when data_dir has no CIFAR files
-    image_train: Annotated[int, AtLeast(100)] = 10000
-    threads: PositiveInt = 1  # torch CPU threads (tiny matmuls run fastest on one)
+    image_train: Annotated[int, AtLeast(100), AtMost(MAX_IMAGES)] = 10000
+    threads: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1  # torch CPU threads (tiny matmuls run fastest on one)
     figures: Flag = True
     # write each run's test probabilities as preds_<run>.npz (about 1-2 MB each)
     save_preds: Flag = False

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     ClosedProbability,
     Each,
     FiniteFloat,
@@ -19,11 +20,9 @@ from iclr25.shared.validate import (
     NonEmpty,
     NonNegative,
     NonNegativeFloat,
-    NonNegativeInt,
     OneOf,
     OpenProbability,
     PositiveFloat,
-    PositiveInt,
     Satisfies,
     Text,
     Validated,
@@ -53,42 +52,56 @@ StudyDir = Annotated[str, IsText(), Satisfies(_check_fcpd_dir, "empty or a folde
 OutputsDir = Annotated[str, IsText(), Satisfies(_check_npz_dir, "empty or a folder of .npz outputs", "no/such/folder")]
 
 
+# Size limits, refused before any work (past them a run would exhaust memory or run for months). The largest
+# preset (full): 20 seeds, 20 000 test points, 10 classes, 1 000 000 Monte-Carlo trials, 5 000 bootstrap resamples.
+MAX_SEEDS = 1000
+MAX_POINTS = 10_000_000  # calibration and test points
+MAX_CLASSES = 100_000  # classes, and the k of RAPS and top-k
+MAX_GRID = 1_000_000
+MAX_REPS = 1_000_000  # repetitions of the validity check
+MAX_MC_TRIALS = 10_000_000  # Monte-Carlo trials, drawn at once
+MAX_PEOPLE = 100_000  # simulated participants, trials per participant, tuning trials
+MAX_BOOT = 1_000_000  # bootstrap resamples
+
+
 @dataclass(frozen=True)
 class Config(Validated):
     """Quick: `iclr25-fair-conformal-sets reproduce --scale quick` (about 10 s on 2 CPU cores): the spec §6a
     synthetic study, 5 seeds, LAC and APS; marginal coverage ~0.90, Delta(LAC) Mondrian > marginal > ESS."""
 
-    seeds: PositiveInt = 5  # spec §6a: seeds 0..4 (plus --seed offset)
-    n_cal: Annotated[int, AtLeast(20)] = 4000  # spec §6a (FACET's n_calib)
-    n_test: Annotated[int, AtLeast(10)] = 20_000
+    seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 5  # spec §6a: seeds 0..4 (plus --seed offset)
+    n_cal: Annotated[int, AtLeast(20), AtMost(MAX_POINTS)] = 4000  # spec §6a (FACET's n_calib)
+    n_test: Annotated[int, AtLeast(10), AtMost(MAX_POINTS)] = 20_000
     alpha: OpenProbability = 0.1  # official config: alpha = 0.1 everywhere
-    K: Annotated[int, AtLeast(2)] = 10
+    K: Annotated[int, AtLeast(2), AtMost(MAX_CLASSES)] = 10
     # b_g: group 0 easy, group 1 hard (spec §6a)
     strengths: Annotated[tuple[float, ...], NonEmpty(), Each(NonNegative())] = (3.5, 2.0)
     # APS randomised, one U per (item, label)
     scores: Annotated[tuple[str, ...], NonEmpty(), Each(OneOf(SCORE_NAMES))] = ("lac", "aps")
-    k_reg: NonNegativeInt = 3  # RAPS default (official FACET config)
+    k_reg: Annotated[int, AtLeast(0), AtMost(MAX_CLASSES)] = 3  # RAPS default (official FACET config)
     lam: NonNegativeFloat = 0.5  # RAPS/SAPS default (official FACET/BiosBias config)
-    top_k: PositiveInt = 3  # official config k = 3
+    top_k: Annotated[int, AtLeast(1), AtMost(MAX_CLASSES)] = 3  # official config k = 3
     skill: ClosedProbability = 0.56  # decision model kappa (spec §3.6)
     skill_gap: FiniteFloat = 0.0  # kappa_1 = skill - skill_gap: human-side bias against group 1 (0 = none)
     override: ClosedProbability = 0.5
     adopt_slope: NonNegativeFloat = 0.15
     ess_split: OpenProbability = 0.5  # fraction of calibration data in part A (spec §3.4)
-    ess_grid: PositiveInt = 800
+    ess_grid: Annotated[int, AtLeast(1), AtMost(MAX_GRID)] = 800
     ess_variant: Annotated[str, OneOf(ESS_VARIANTS)] = "two_split"
-    validity_reps: NonNegativeInt = 400  # small-n ESS validity check (spec §9.3)
-    validity_n_cal: Annotated[int, AtLeast(4)] = 400
-    validity_n_test: PositiveInt = 2000
-    mc_trials: NonNegativeInt = 100_000  # Monte-Carlo check of the closed-form accuracy (spec §9.6)
-    participants: Annotated[int, AtLeast(2)] = 50  # simulated study: participants per treatment (as the human study)
-    trials: PositiveInt = 50  # trials per participant
-    n_boot: Annotated[int, AtLeast(10)] = 1000  # participant-clustered bootstrap resamples
+    validity_reps: Annotated[int, AtLeast(0), AtMost(MAX_REPS)] = 400  # small-n ESS validity check (spec §9.3)
+    validity_n_cal: Annotated[int, AtLeast(4), AtMost(MAX_POINTS)] = 400
+    validity_n_test: Annotated[int, AtLeast(1), AtMost(MAX_POINTS)] = 2000
+    # Monte-Carlo check of the closed-form accuracy (spec §9.6)
+    mc_trials: Annotated[int, AtLeast(0), AtMost(MAX_MC_TRIALS)] = 100_000
+    # simulated study: participants per treatment (as the human study)
+    participants: Annotated[int, AtLeast(2), AtMost(MAX_PEOPLE)] = 50
+    trials: Annotated[int, AtLeast(1), AtMost(MAX_PEOPLE)] = 50  # trials per participant
+    n_boot: Annotated[int, AtLeast(10), AtMost(MAX_BOOT)] = 1000  # participant-clustered bootstrap resamples
     digits: Flag = True  # scikit-learn digits smoke run
     fcpd_dir: StudyDir = ""  # folder with the released study data (results/ of the official repo); "" = skip
     npz_dir: OutputsDir = ""  # folder with bios.npz / facet.npz / ravdess.npz model outputs; "" = skip
     # random-search trials for (T, lam, k_reg) on the real tasks (official: 50 TPE trials)
-    hpo_trials: NonNegativeInt = 50
+    hpo_trials: Annotated[int, AtLeast(0), AtMost(MAX_PEOPLE)] = 50
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -121,7 +134,7 @@ class SetsConfig(Validated):
     mode: Annotated[str, OneOf(MODES)] = "marginal"
     alpha: OpenProbability = 0.1
     temperature: PositiveFloat = 1.0
-    k_reg: NonNegativeInt = 3
+    k_reg: Annotated[int, AtLeast(0), AtMost(MAX_CLASSES)] = 3
     lam: NonNegativeFloat = 0.5
     randomized: Flag = True
     smoothing: Flag = False
@@ -143,4 +156,4 @@ class StudyConfig(Validated):
 
     dir: Text = ""  # the official repository's results/ folder (or one task's sub-folder)
     task: Annotated[str, OneOf(STUDY_TASKS)] = "bios"
-    n_boot: Annotated[int, AtLeast(10)] = 1000
+    n_boot: Annotated[int, AtLeast(10), AtMost(MAX_BOOT)] = 1000

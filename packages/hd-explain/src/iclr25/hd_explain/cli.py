@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from iclr25.hd_explain.config import PRESETS
+from iclr25.hd_explain.config import MAX_BATCH, MAX_EPOCHS, MAX_K, MAX_POINTS, MAX_SEEDS, MAX_WIDTH, PRESETS
 from iclr25.shared.cli import CliError, add_run_args, int_at_least, make_parser, package_main, positive_float
 from iclr25.shared.files import save_torch, write_text
 from iclr25.shared.run import DEVICES, check_run_folder, default_run_dir, open_run_folder
+from iclr25.shared.validate import int_in
 
 PROG = "iclr25-hd-explain"
 SLUG = "hd-explain"
@@ -84,10 +85,10 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--data", required=True, help="training data (see data above)")
     t.add_argument("--arch", choices=("mlp", "resnet18"), default="mlp", help="network (default: %(default)s)")
     t.add_argument("--hidden", type=_hidden, default=(64, 64), help="MLP hidden widths (default: 64,64)")
-    t.add_argument("--width", type=int_at_least(1), default=64, help="ResNet-18 base width (default: 64)")
-    t.add_argument("--epochs", type=int_at_least(1), default=30, help="epochs (default: %(default)s)")
+    t.add_argument("--width", type=int_in(1, MAX_WIDTH), default=64, help="ResNet-18 base width (default: 64)")
+    t.add_argument("--epochs", type=int_in(1, MAX_EPOCHS), default=30, help="epochs (default: %(default)s)")
     t.add_argument("--lr", type=positive_float, default=1e-3, help="Adam learning rate (default: %(default)s)")
-    t.add_argument("--batch-size", type=int_at_least(1), default=32, help="mini-batch size (default: %(default)s)")
+    t.add_argument("--batch-size", type=int_in(1, MAX_BATCH), default=32, help="mini-batch size (default: %(default)s)")
     t.add_argument("--augment", action="store_true", help="random crop + flip (images)")
     _common(t)
 
@@ -95,22 +96,22 @@ def _parser() -> argparse.ArgumentParser:
     _explainer_args(e)
     e.add_argument("--test", required=True, help="points to explain (see data above)")
     e.add_argument("--method", choices=METHODS, default="hd", help="explainer (default: %(default)s)")
-    e.add_argument("--k", type=int_at_least(1), default=3, help="explanations per test point (default: 3)")
+    e.add_argument("--k", type=int_in(1, MAX_K), default=3, help="explanations per test point (default: 3)")
     _common(e)
 
     h = sub.add_parser("hitrate", help="the paper's hit rate / coverage of one or more methods on your pool")
     _explainer_args(h)
     h.add_argument("--method", choices=METHODS, nargs="+", default=["hd", "if", "tracin", "rps"], help="methods")
     h.add_argument("--perturbation", choices=("noise", "flip"), default="noise", help="probe perturbation")
-    h.add_argument("--probes", type=int_at_least(1), default=100, help="probes per seed (default: 100)")
-    h.add_argument("--seeds", type=int_at_least(1), default=1, help="probe seeds (default: 1)")
-    h.add_argument("--k", type=int_at_least(1), default=3, help="top-k (default: 3)")
+    h.add_argument("--probes", type=int_in(1, MAX_POINTS), default=100, help="probes per seed (default: 100)")
+    h.add_argument("--seeds", type=int_in(1, MAX_SEEDS), default=1, help="probe seeds (default: 1)")
+    h.add_argument("--k", type=int_in(1, MAX_K), default=3, help="top-k (default: 3)")
     _common(h)
 
     d = sub.add_parser("debug", help="rank training points by mislabel suspicion (self-scores)")
     _explainer_args(d)
     d.add_argument("--method", choices=DEBUG_METHODS, default="hd", help="debug score (default: %(default)s)")
-    d.add_argument("--top", type=int_at_least(1), default=20, help="how many to print (default: 20)")
+    d.add_argument("--top", type=int_in(1, MAX_POINTS), default=20, help="how many to print (default: 20)")
     d.add_argument("--flipped", type=Path, help="optional .npy/.npz boolean mask of known flips: prints recall@k")
     _common(d)
     return parser

@@ -7,9 +7,10 @@ from typing import Annotated
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     Each,
     Flag,
-    Integer,
+    IsInt,
     IsText,
     NonEmpty,
     NonNegativeFloat,
@@ -36,6 +37,20 @@ def _check_below_digits_size(name: str, value: int) -> None:
         raise ValueError(f"{name} must be < 1797 (the digits set), got {value}")
 
 
+# Size limits, refused before any work (past them a run would exhaust memory or run for months). The largest
+# preset: 30 seeds, ResNet-18 of base width 64 on 32-pixel CIFAR-10 (50 000 images), batch 128, 100 epochs.
+MAX_SEEDS = 1000
+MAX_POINTS = 10_000_000  # test probes, points, pools, training images
+MAX_K = 10_000  # top-k
+MAX_ITERS = 10_000_000
+MAX_GRID = 1024  # cells a side of the rectangle grid
+MAX_CLASSES = 100_000
+MAX_WIDTH = 8192  # hidden units, base widths
+MAX_EPOCHS = 100_000
+MAX_BATCH = 65_536
+MAX_IMAGE = 1024  # image side, pixels
+
+
 @dataclass(frozen=True)
 class Config(Validated):
     """Quick: `iclr25-hd-explain reproduce --scale quick` (about 1 min on 2 busy CPU cores): Rectangular
@@ -46,8 +61,8 @@ class Config(Validated):
 
     sections: Annotated[tuple[str, ...], NonEmpty(), Each(OneOf(SECTIONS))] = ("rectangular", "digits", "mislabel")
     # shared protocol (official experiments/explainability.py, the paper's hit rate / coverage)
-    probes: PositiveInt = 100  # test points per seed, drawn with replacement
-    k: PositiveInt = 3  # top-k of the hit rate / coverage
+    probes: Annotated[int, AtLeast(1), AtMost(MAX_POINTS)] = 100  # test points per seed, drawn with replacement
+    k: Annotated[int, AtLeast(1), AtMost(MAX_K)] = 3  # top-k of the hit rate / coverage
     noise_scale: PositiveFloat = 0.01  # half-width of the uniform noise = noise_scale * Var(selected inputs)
     # digits only, reported: a second probe set with much larger noise, where input similarity no longer saturates
     hard_noise_scale: PositiveFloat = 3.0
@@ -55,40 +70,43 @@ class Config(Validated):
     loss: Annotated[str, OneOf(LOSSES)] = "ce"
     if_damping: NonNegativeFloat = 0.01  # official LiSSA damping, added to the exact Hessian
     rps_lambda: PositiveFloat = 0.003  # official representer-point L2
-    rps_iters: PositiveInt = 3000  # official refit iterations
+    rps_iters: Annotated[int, AtLeast(1), AtMost(MAX_ITERS)] = 3000  # official refit iterations
     # Rectangular 2-D (official dataloaders/synthetic.py; spec 6a.1)
-    rect_seeds: PositiveInt = 10
-    rect_points: Integer = 500
-    rect_grid: PositiveInt = 4
-    rect_classes: Annotated[int, AtLeast(2)] = 4
+    rect_seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 10
+    rect_points: Annotated[int, IsInt(), AtMost(MAX_POINTS)] = 500
+    rect_grid: Annotated[int, AtLeast(1), AtMost(MAX_GRID)] = 4
+    rect_classes: Annotated[int, AtLeast(2), AtMost(MAX_CLASSES)] = 4
     rect_data_seed: NonNegativeInt = 42  # official
-    rect_hidden: Annotated[tuple[int, ...], Each(AtLeast(1))] = (10, 10)
-    rect_epochs: NonNegativeInt = 100
+    rect_hidden: Annotated[tuple[int, ...], Each(AtLeast(1), AtMost(MAX_WIDTH))] = (10, 10)
+    rect_epochs: Annotated[int, AtLeast(0), AtMost(MAX_EPOCHS)] = 100
     rect_lr: PositiveFloat = 0.01  # official trainer: Adam 0.01
-    rect_batch: PositiveInt = 100
+    rect_batch: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 100
     # h = dim(x) = 2, the version that made the paper's 2-D results
     rect_bandwidth: Annotated[str, OneOf(BANDWIDTHS)] = "dim_x"
     # sklearn digits (spec 6a.2-3)
-    digits_seeds: PositiveInt = 5
-    digits_pool: Annotated[int, AtLeast(20), Satisfies(_check_below_digits_size, "< 1797 (digits set)", 1797)] = 1400
-    digits_hidden: Annotated[tuple[int, ...], Each(AtLeast(1))] = (64, 64)
-    digits_epochs: NonNegativeInt = 30
+    digits_seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 5
+    digits_pool: Annotated[
+        int, AtLeast(20), Satisfies(_check_below_digits_size, "< 1797 (digits set)", 1797), AtMost(MAX_POINTS)
+    ] = 1400
+    digits_hidden: Annotated[tuple[int, ...], Each(AtLeast(1), AtMost(MAX_WIDTH))] = (64, 64)
+    digits_epochs: Annotated[int, AtLeast(0), AtMost(MAX_EPOCHS)] = 30
     digits_lr: PositiveFloat = 0.001
-    digits_batch: PositiveInt = 32
-    n_flipped: PositiveInt = 70  # 5 % of the pool, y -> (y + 1) mod 10
+    digits_batch: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 32
+    n_flipped: Annotated[int, AtLeast(1), AtMost(MAX_POINTS)] = 70  # 5 % of the pool, y -> (y + 1) mod 10
     realistic_seed_offset: PositiveInt = 100  # the model retrained on corrupted labels uses seed + this
     # images (full preset): ResNet-18 on CIFAR-10, pool = every pool_every-th training image
     # falls back to random-label synthetic images when data_dir has no CIFAR-10
     image_dataset: Annotated[str, OneOf(IMAGE_DATASETS)] = "cifar10"
     data_dir: Annotated[str, IsText("a folder path (text)")] = ""
-    image_train_size: NonNegativeInt = 0  # 0: the whole training set (synthetic: 5000 images)
-    image_size: Annotated[int, AtLeast(4)] = 32  # side of the synthetic images (CIFAR-10 is 32)
-    image_seeds: PositiveInt = 30
+    # 0: the whole training set (synthetic: 5000 images)
+    image_train_size: Annotated[int, AtLeast(0), AtMost(MAX_POINTS)] = 0
+    image_size: Annotated[int, AtLeast(4), AtMost(MAX_IMAGE)] = 32  # side of the synthetic images (CIFAR-10 is 32)
+    image_seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 30
     pool_every: PositiveInt = 10
-    image_epochs: NonNegativeInt = 30
+    image_epochs: Annotated[int, AtLeast(0), AtMost(MAX_EPOCHS)] = 30
     image_lr: PositiveFloat = 0.001
-    image_batch: PositiveInt = 128
-    image_width: PositiveInt = 64  # ResNet-18 base width
+    image_batch: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 128
+    image_width: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 64  # ResNet-18 base width
     perturbations: Annotated[tuple[str, ...], Each(OneOf(PERTURBATIONS))] = ("noise", "flip")
     # paper's RBF sweep
     temperatures: Annotated[tuple[float, ...], Each(Positive())] = (0.03, 0.06, 0.1, 0.3, 0.6, 1.0, 3.0, 6.0)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from iclr25.influence_selection.config import PRESETS
+from iclr25.influence_selection.config import MAX_POINTS, MAX_ROUNDS, PRESETS
 from iclr25.shared.cli import CliError, add_run_args, make_parser, package_main
+from iclr25.shared.validate import int_at_most
 
 PROG = "iclr25-influence-selection"
 SLUG = "influence-selection"
@@ -46,13 +47,30 @@ def _parser():
         p.add_argument("--overwrite", action="store_true", help="replace a folder an earlier run made")
         if name == "trim":
             p.add_argument("--method", choices=TRIM_METHODS, default="fi", help="score (default: %(default)s)")
-            p.add_argument("--budget", type=int, default=20, help="points to remove b (default: %(default)s)")
+            p.add_argument(
+                "--budget", type=int_at_most(MAX_POINTS), default=20, help="points to remove b (default: %(default)s)"
+            )
         else:
             p.add_argument("--strategy", choices=AL_STRATEGIES, default="fi", help="acquisition (default: fi)")
-            p.add_argument("--rounds", type=int, default=10, help="rounds (default: %(default)s)")
-            p.add_argument("--acquire", type=int, default=30, help="points queried per round (default: %(default)s)")
-            p.add_argument("--init", type=int, default=60, help="initial labelled points (default: %(default)s)")
-            p.add_argument("--sub", type=int, default=120, help="labelled points FI aggregates over (default: 120)")
+            p.add_argument("--rounds", type=int_at_most(MAX_ROUNDS), default=10, help="rounds (default: %(default)s)")
+            p.add_argument(
+                "--acquire",
+                type=int_at_most(MAX_POINTS),
+                default=30,
+                help="points queried per round (default: %(default)s)",
+            )
+            p.add_argument(
+                "--init",
+                type=int_at_most(MAX_POINTS),
+                default=60,
+                help="initial labelled points (default: %(default)s)",
+            )
+            p.add_argument(
+                "--sub",
+                type=int_at_most(MAX_POINTS),
+                default=120,
+                help="labelled points FI aggregates over (default: 120)",
+            )
     return parser
 
 

@@ -7,16 +7,15 @@ from typing import Annotated, Any
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     ClosedProbability,
     Each,
     Flag,
     InRange,
     NonEmpty,
     NonNegativeFloat,
-    NonNegativeInt,
     OneOf,
     PositiveFloat,
-    PositiveInt,
     Satisfies,
     Text,
     Validated,
@@ -32,7 +31,18 @@ def _check_includes(name: str, value: Any, required: tuple[Any, ...], why: str) 
             raise ValueError(f"{name} must include {item!r} ({why})")
 
 
-_Budgets = Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1))]
+# Size limits, refused before any work (past them a run would exhaust memory or run for months). The largest
+# preset: 30 seeds, 1 500 Adam steps, a pool of 1 000 points, 14 rounds, 50 epochs.
+MAX_SEEDS = 1000  # seeds, repeats and runs
+MAX_BUDGET = 500  # points removed (the training sets hold 150 and 500; __post_init__ checks each)
+MAX_STEPS = 10_000_000
+MAX_RANK = 4096
+MAX_ROUNDS = 10_000  # acquisition rounds
+MAX_POINTS = 1_000_000  # initial, pool, acquired and aggregated points
+MAX_EPOCHS = 100_000
+
+
+_Budgets = Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1), AtMost(MAX_BUDGET))]
 _Strategies = Annotated[tuple[str, ...], NonEmpty(), Each(OneOf(AL_STRATEGIES))]
 _HAS_20 = Satisfies(_check_includes, "includes 20", (5, 10), args=((20,), "the gated 2-D claim is at b = 20"))
 _HAS_10 = Satisfies(_check_includes, "includes 10", (20,), args=((10,), "the gated label-noise claim is at b = 10"))
@@ -54,38 +64,40 @@ class Config(Validated):
     """
 
     # 2-D linear trimming (paper Table 1): two Gaussians, 150/100/600, binary LR
-    linear_seeds: PositiveInt = 30
+    linear_seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 30
     budgets: Annotated[_Budgets, _HAS_20] = (5, 10, 20)  # paper Table 1
     l2: PositiveFloat = 1e-2  # L2 on the LR weights (spec 6a; the paper gives none for the toy data)
-    random_repeats: PositiveInt = 5  # random trimming averaged over 5 draws (spec 4)
+    random_repeats: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 5  # random trimming averaged over 5 draws (spec 4)
     # label-noise trimming (the discriminating check of spec 6a.1)
-    noise_seeds: PositiveInt = 30
+    noise_seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 30
     # 15 of 150 training labels flipped
     label_noise: Annotated[float, InRange(0.0, 0.5, low_open=True, high_open=True)] = 0.1
     noise_budgets: Annotated[_Budgets, _HAS_10] = (10, 20)
     # 2-D nonlinear trimming (paper Table 2): moons, MLP 2-16-16-1; 0 seeds skips it
-    moons_seeds: NonNegativeInt = 20
+    moons_seeds: Annotated[int, AtLeast(0), AtMost(MAX_SEEDS)] = 20
     moons_budgets: _Budgets = (5, 10, 20)
-    moons_steps: PositiveInt = 1500  # full-batch Adam steps (ours)
+    moons_steps: Annotated[int, AtLeast(1), AtMost(MAX_STEPS)] = 1500  # full-batch Adam steps (ours)
     moons_weight_decay: NonNegativeFloat = 1e-3  # spec 6a.2
-    kfsvd_rank: PositiveInt = 1  # KFSVD check on one moons seed: K-FAC H and rank-k M (d = 2)
+    # KFSVD check on one moons seed: K-FAC H and rank-k M (d = 2)
+    kfsvd_rank: Annotated[int, AtLeast(1), AtMost(MAX_RANK)] = 1
     # active learning on scikit-learn digits (multinomial LR)
-    al_seeds: PositiveInt = 6
+    al_seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 6
     al_strategies: Annotated[_Strategies, _HAS_GATED] = ("fi", "iv", "random", "entropy", "bald", "fi_subsample")
-    al_rounds: NonNegativeInt = 10
-    al_acquire: PositiveInt = 30
-    al_init: PositiveInt = 60
-    al_pool: PositiveInt = 1000
+    al_rounds: Annotated[int, AtLeast(0), AtMost(MAX_ROUNDS)] = 10
+    al_acquire: Annotated[int, AtLeast(1), AtMost(MAX_POINTS)] = 30
+    al_init: Annotated[int, AtLeast(1), AtMost(MAX_POINTS)] = 60
+    al_pool: Annotated[int, AtLeast(1), AtMost(MAX_POINTS)] = 1000
     al_l2: PositiveFloat = 1e-2
-    al_sub: PositiveInt = 120  # labelled points FI_active aggregates over (spec 6a.3, for speed)
+    # labelled points FI_active aggregates over (spec 6a.3, for speed)
+    al_sub: Annotated[int, AtLeast(1), AtMost(MAX_POINTS)] = 120
     # image active learning (full preset): the paper's MNIST CNN, last-layer FI (Table 5 settings)
-    image_runs: NonNegativeInt = 0
+    image_runs: Annotated[int, AtLeast(0), AtMost(MAX_SEEDS)] = 0
     image_strategies: _Strategies = ("fi", "iv", "bald", "entropy", "random", "fi_subsample")
-    image_rounds: PositiveInt = 14  # paper Table 5 (MNIST)
-    image_init: PositiveInt = 60
-    image_pool: PositiveInt = 420
-    image_acquire: PositiveInt = 30
-    image_epochs: PositiveInt = 50
+    image_rounds: Annotated[int, AtLeast(1), AtMost(MAX_ROUNDS)] = 14  # paper Table 5 (MNIST)
+    image_init: Annotated[int, AtLeast(1), AtMost(MAX_POINTS)] = 60
+    image_pool: Annotated[int, AtLeast(1), AtMost(MAX_POINTS)] = 420
+    image_acquire: Annotated[int, AtLeast(1), AtMost(MAX_POINTS)] = 30
+    image_epochs: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 50
     image_dir: Text = ""  # folder with MNIST IDX files; without it, digits upsampled to 28x28
     # gates (spec 6a): thresholds live here and in reproduce.claims only
     gap_pp: NonNegativeFloat = 0.3  # mean(FI) - mean(IV) at b = 20, percentage points
