@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from iclr25.compose_decompose.config import PRESETS
+from iclr25.compose_decompose.config import MAX_GAMES, MAX_STEPS, PRESETS
 from iclr25.shared.cli import (
     CliError,
     add_run_args,
@@ -19,6 +19,7 @@ from iclr25.shared.cli import (
     make_parser,
     package_main,
 )
+from iclr25.shared.validate import int_at_most
 
 PROG = "iclr25-compose-decompose"
 SCALES = ("ci", "quick", "full")
@@ -46,17 +47,25 @@ def _parser():
     tr.add_argument("--step", choices=("decompose", "compose"), default="decompose", help="game (default: %(default)s)")
     tr.add_argument("--channel", choices=CHANNELS, default="cb", help="channel (default: %(default)s)")
     tr.add_argument("--dataset", choices=DATASETS, default="shapes", help="data (default: %(default)s)")
-    tr.add_argument("--steps", type=int, help="training steps (default: the preset's `steps`)")
+    tr.add_argument("--steps", type=int_at_most(MAX_STEPS), help="training steps (default: the preset's `steps`)")
     co = sub.add_parser("compose", help="Compose games on held-out combinations with a trained run")
     co.add_argument("run_dir", type=Path, help="folder written by `train`")
     mode = co.add_mutually_exclusive_group()
     mode.add_argument("--zero-shot", action="store_true", help="evaluate without further training (default)")
-    mode.add_argument("--steps", type=int, help="fine-tune this many steps on Compose games of training combinations")
+    mode.add_argument(
+        "--steps",
+        type=int_at_most(MAX_STEPS),
+        help="fine-tune this many steps on Compose games of training combinations",
+    )
     co.add_argument("--phrase-size", type=int, default=2, help="FVPs per Compose phrase (default: %(default)s)")
-    co.add_argument("--games", type=int, default=1000, help="evaluation games (default: %(default)s)")
+    co.add_argument(
+        "--games", type=int_at_most(MAX_GAMES), default=1000, help="evaluation games (default: %(default)s)"
+    )
     ev = sub.add_parser("eval", help="evaluate a trained run: Decompose, zero-shot Compose, CBM, AMI, PosDis/BosDis")
     ev.add_argument("run_dir", type=Path, help="folder written by `train`")
-    ev.add_argument("--games", type=int, default=1000, help="evaluation games (default: %(default)s)")
+    ev.add_argument(
+        "--games", type=int_at_most(MAX_GAMES), default=1000, help="evaluation games (default: %(default)s)"
+    )
     cb = sub.add_parser("cbm", help="Concept-Best-Matching score of a JSON-lines message log")
     cb.add_argument("file", type=Path, help='JSON lines ["w1.w2", "c1.c2"]')
     cb.add_argument(

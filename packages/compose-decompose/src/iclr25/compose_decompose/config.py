@@ -13,10 +13,8 @@ from iclr25.shared.validate import (
     Flag,
     NonEmpty,
     NonNegativeFloat,
-    NonNegativeInt,
     OneOf,
     PositiveFloat,
-    PositiveInt,
     Satisfies,
     Validated,
     ZeroOrAtLeast,
@@ -33,6 +31,20 @@ def _check_even(name: str, value: int) -> None:
         raise ValueError(f"{name} must be even, got {value}")
 
 
+# Size limits, refused before any work (past them a run would exhaust memory or run for months). The largest
+# preset (full): 20 000 Decompose steps of 64 games, codebooks of 48, 64-pixel images, 5 000 evaluation games.
+MAX_STEPS = 10_000_000  # training steps, and the dead-code window
+MAX_BATCH = 65_536  # games per step
+MAX_CODES = 4096  # codebook sizes (K, k_large)
+MAX_WIDTH = 4096  # vector and hidden sizes
+MAX_CANDIDATES = 1024  # targets and distractors per game
+MAX_SEEDS = 1000
+MAX_DRAWS = 100_000  # draws and renders per attribute combination
+MAX_IMAGE = 1024  # image side, pixels
+MAX_GAMES = 10_000_000  # evaluation games
+MAX_THREADS = 1024
+
+
 @dataclass(frozen=True)
 class Config(Validated):
     """One reproduction: Decompose then zero-shot Compose (spec 6a), on the symbolic THING-like data for `seeds`
@@ -42,44 +54,46 @@ class Config(Validated):
     per-candidate accuracy about 0.72 and 0.84 (gate: >= 0.65), both 0.5 with the message zeroed.
     """
 
-    steps: PositiveInt = 1500  # Decompose steps (spec 6a)
+    steps: Annotated[int, AtLeast(1), AtMost(MAX_STEPS)] = 1500  # Decompose steps (spec 6a)
     # Compose fine-tuning steps on training combinations after the zero-shot evaluation (0: zero-shot only)
-    compose_steps: NonNegativeInt = 0
-    batch: PositiveInt = 64  # games per step (spec 3.3)
+    compose_steps: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 0
+    batch: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 64  # games per step (spec 3.3)
     lr: PositiveFloat = 1e-3  # Adam (spec 3.3)
-    K: PositiveInt = 12  # codebook size / GS vocabulary = #FVP (spec 3.3 default)
+    K: Annotated[int, AtLeast(1), AtMost(MAX_CODES)] = 12  # codebook size / GS vocabulary = #FVP (spec 3.3 default)
     # the CBM comparison size (spec 6a: with K = #FVP any perfect channel has CBM = 1); 0: skip
-    k_large: Annotated[int, ZeroOrAtLeast(2)] = 48
-    dim: PositiveInt = 16  # d, the Sender vector / codeword dimension (spec 6a)
-    hidden: PositiveInt = 64  # encoder output size h
-    n_targets: PositiveInt = 3  # spec 3.2
-    n_distractors: PositiveInt = 3  # spec 3.2
+    k_large: Annotated[int, ZeroOrAtLeast(2), AtMost(MAX_CODES)] = 48
+    dim: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 16  # d, the Sender vector / codeword dimension (spec 6a)
+    hidden: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 64  # encoder output size h
+    n_targets: Annotated[int, AtLeast(1), AtMost(MAX_CANDIDATES)] = 3  # spec 3.2
+    n_distractors: Annotated[int, AtLeast(1), AtMost(MAX_CANDIDATES)] = 3  # spec 3.2
     # |p| of the Compose phrases (spec 6a: 2-FVP phrases)
     compose_size: Annotated[int, AtLeast(1), AtMost(3)] = 2
     beta1: PositiveFloat = 1.0  # codebook loss weight (paper tried 0.1-1.0)
     beta2: PositiveFloat = 0.25  # commitment loss weight (VQ-VAE's)
     init: Literal["kmeans", "uniform"] = "kmeans"  # codebook initialisation (spec 3.3)
-    dead_after: NonNegativeInt = 200  # re-seed codes unused this many steps (spec 3.3)
+    dead_after: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 200  # re-seed codes unused this many steps (spec 3.3)
     # GS Receiver word layer: N(0, 1) as the reference GS game's symbol embedding (nn.Embedding), or nn.Linear's
     gs_word_init: Literal["normal", "linear"] = "normal"
     sender: Literal["single", "slots"] = "single"
     combine: Literal["and", "sum", "gru"] = "and"
     channels: Annotated[tuple[str, ...], NonEmpty(), Each(OneOf(CHANNELS))] = ("cb", "gs")
-    seeds: PositiveInt = 3  # symbolic THING-like runs per channel (spec 6a gate: seeds 0-2)
+    # symbolic THING-like runs per channel (spec 6a gate: seeds 0-2)
+    seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 3
     noise: NonNegativeFloat = 0.3  # N(0, noise^2) added to the one-hots (spec 6a pilot)
-    thing_per_combo: PositiveInt = 50  # noisy draws per combination
+    thing_per_combo: Annotated[int, AtLeast(1), AtMost(MAX_DRAWS)] = 50  # noisy draws per combination
     image_datasets: Annotated[tuple[str, ...], Each(OneOf(IMAGE_DATASETS))] = ("shapes",)
-    image_seeds: NonNegativeInt = 1
-    image_size: Annotated[int, AtLeast(16), Satisfies(_check_even, "even", 17)] = 32  # spec 6a: 32 x 32
+    image_seeds: Annotated[int, AtLeast(0), AtMost(MAX_SEEDS)] = 1
+    # spec 6a: 32 x 32
+    image_size: Annotated[int, AtLeast(16), Satisfies(_check_even, "even", 17), AtMost(MAX_IMAGE)] = 32
     shape_extended: Flag = False  # spec 6b: SHAPE with size and a 3 x 3 position grid (288 combinations)
-    n_per_combo: PositiveInt = 10  # renders per combination (spec 6a)
+    n_per_combo: Annotated[int, AtLeast(1), AtMost(MAX_DRAWS)] = 10  # renders per combination (spec 6a)
     # run on the symbolic data, first seed: see ABLATIONS
     ablations: Annotated[tuple[str, ...], Each(OneOf(ABLATIONS))] = ()
-    eval_games: Annotated[int, AtLeast(10)] = 1000
+    eval_games: Annotated[int, AtLeast(10), AtMost(MAX_GAMES)] = 1000
     gate_min_acc: PositiveFloat = 0.65  # spec 9.6
     gate_max_zero_acc: PositiveFloat = 0.55  # spec 9.6
     break_message: Flag = False  # train with the message zeroed (a deliberately broken variant for the gate test)
-    threads: PositiveInt = 1  # torch CPU threads
+    threads: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1  # torch CPU threads
 
 
 PRESETS: dict[str, Config] = {

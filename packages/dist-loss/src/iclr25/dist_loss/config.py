@@ -20,7 +20,6 @@ from iclr25.shared.validate import (
     NonNegativeInt,
     OneOf,
     PositiveFloat,
-    PositiveInt,
     Satisfies,
     Validated,
     check_finite,
@@ -68,6 +67,18 @@ def _check_user_data(config: Config | TrainConfig) -> None:
         raise ValueError(f"many_shot must be >= few_shot, got {config.many_shot} < {config.few_shot}")
 
 
+# More size limits (see MAX_DATA_SCALE), refused before any work. The largest preset (full): ResNet-50 (3, 4, 6, 3)
+# of width 64 on 224-pixel images, 90 epochs of batch 512, benchmark batches up to 4 096.
+MAX_SEEDS = 1000
+MAX_WIDTH = 8192  # feature, hidden and ResNet widths
+MAX_DEPTH = 256  # hidden layers, ResNet blocks per stage
+MAX_EPOCHS = 100_000  # epochs, and the epochs of the learning-rate steps
+MAX_BATCH = 1_048_576  # training and benchmark batches
+MAX_REPS = 10_000  # timed repeats
+MAX_THREADS = 1024  # threads and loader workers
+MAX_IMAGE = 4096  # image side, pixels
+
+
 @dataclass(frozen=True)
 class Config(Validated):
     """Quick: `iclr25-dist-loss reproduce --scale quick` (2-4 min on 2 CPU cores): RRT+Dist few-shot MAE ~0.8x RRT+L1.
@@ -78,20 +89,19 @@ class Config(Validated):
     with the same two-stage schedule instead (`images.image_stage1_and_heads`).
     """
 
-    seeds: PositiveInt = 3
-    data_scale: Annotated[int, AtLeast(1), AtMost(MAX_DATA_SCALE)] = (
-        1  # multiplies the AgeDB-DIR histograms (1: 12,208 train labels)
-    )
-    dim: PositiveInt = 16
+    seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 3
+    # multiplies the AgeDB-DIR histograms (1: 12,208 train labels)
+    data_scale: Annotated[int, AtLeast(1), AtMost(MAX_DATA_SCALE)] = 1
+    dim: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 16
     label_noise: NonNegativeFloat = 8.0  # spec 6a: makes L1 shrink toward the dense ages
     feature_noise: NonNegativeFloat = 0.05
-    hidden: PositiveInt = 64
-    depth: NonNegativeInt = 2  # 0: the head sits on the raw features
-    epochs_stage1: PositiveInt = 30
-    epochs_stage2: PositiveInt = 30
+    hidden: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 64
+    depth: Annotated[int, AtLeast(0), AtMost(MAX_DEPTH)] = 2  # 0: the head sits on the raw features
+    epochs_stage1: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 30
+    epochs_stage2: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 30
     # epochs at which the LR drops x0.1 (paper: 60, 80 of 90)
-    lr_steps: Annotated[tuple[int, ...], Each(AtLeast(1))] = ()
-    batch_size: Annotated[int, AtLeast(2)] = 512  # official trainer
+    lr_steps: Annotated[tuple[int, ...], Each(AtLeast(1), AtMost(MAX_EPOCHS))] = ()
+    batch_size: Annotated[int, AtLeast(2), AtMost(MAX_BATCH)] = 512  # official trainer
     lr: PositiveFloat = 1e-3  # official trainer (Adam)
     lam: NonNegativeFloat = 1.0  # official `distribution_loss_term_weight`
     eps: PositiveFloat = 0.1  # official `regularization_strength` (train.py)
@@ -111,18 +121,24 @@ class Config(Validated):
     rrt_head_init: Annotated[str, OneOf(HEAD_INITS)] = "zero"
     compare_default_init: Flag = True  # also run RRT L1/Dist heads with the "default" and "official" inits
     end_to_end: Flag = True  # also train the whole MLP with Dist Loss (reported, not gated)
-    bench_batches: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(2))] = (256, 4096)
-    bench_repeats: PositiveInt = 20
-    threads: NonNegativeInt = 1  # tiny models: one thread is fastest on a shared 2-core machine (0: all cores)
+    bench_batches: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(2), AtMost(MAX_BATCH))] = (256, 4096)
+    bench_repeats: Annotated[int, AtLeast(1), AtMost(MAX_REPS)] = 20
+    # tiny models: one thread is fastest on a shared 2-core machine (0: all cores)
+    threads: Annotated[int, AtLeast(0), AtMost(MAX_THREADS)] = 1
     figures: Flag = True
     # Real images (full scale): a DIR folder (meta CSV `age, path, split` + images) trains a ResNet instead
     # of the synthetic MLP task; "" keeps the synthetic task.
     data_dir: PathOrEmpty = ""
     meta_csv: PathOrEmpty = ""  # relative to data_dir; default: the folder's only CSV (agedb.csv / imdb_wiki.csv)
-    image_size: Annotated[int, AtLeast(8)] = 224  # DIR benchmark
-    resnet_layers: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1))] = (3, 4, 6, 3)  # ResNet-50
-    resnet_width: PositiveInt = 64
-    num_workers: NonNegativeInt = 4
+    image_size: Annotated[int, AtLeast(8), AtMost(MAX_IMAGE)] = 224  # DIR benchmark
+    resnet_layers: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(1), AtMost(MAX_DEPTH))] = (
+        3,
+        4,
+        6,
+        3,
+    )  # ResNet-50
+    resnet_width: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 64
+    num_workers: Annotated[int, AtLeast(0), AtMost(MAX_THREADS)] = 4
     checkpoint_every: NonNegativeInt = 0  # epochs between checkpoints of every fit (0: none); --checkpoint-every too
     # A user's own data instead of the synthetic task (`userdata.load_user_data`): a CSV/NPZ table, or ECG-shaped
     # signals (.npy, N x leads x T) with `labels_file`; set the label grid (min_label, max_label, step) to the data.
@@ -164,13 +180,13 @@ PRESETS: dict[str, Config] = {
 class TrainConfig(Validated):
     """The `train` verb's settings (its flags are made from these fields): the reproduction's defaults."""
 
-    epochs: PositiveInt = 30
-    batch_size: Annotated[int, AtLeast(2)] = 512
+    epochs: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 30
+    batch_size: Annotated[int, AtLeast(2), AtMost(MAX_BATCH)] = 512
     lr: PositiveFloat = 1e-3
     lam: NonNegativeFloat = 1.0  # weight of the distribution term
     eps: PositiveFloat = 0.1  # soft-sort regularisation strength
     bw: PositiveFloat = 0.5  # KDE bandwidth factor
-    threads: PositiveInt = 1  # CPU threads: one is fastest for these small MLPs
+    threads: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1  # CPU threads: one is fastest for these small MLPs
     # A user's --data file (`userdata.load_user_data`): its label grid, label column, split and shot thresholds.
     min_label: FiniteFloat = field(
         default=0.0, metadata={"help": "lowest label of the grid (pseudo-labels, bins, regions)"}

@@ -11,7 +11,7 @@ import math
 import sys
 from pathlib import Path
 
-from iclr25.etd_exploration.config import ENERGIES, INTRINSICS, PRESETS
+from iclr25.etd_exploration.config import ENERGIES, INTRINSICS, MAX_EVAL_EPISODES, PRESETS
 from iclr25.shared.cli import (
     CliError,
     add_run_args,
@@ -21,6 +21,7 @@ from iclr25.shared.cli import (
     package_main,
 )
 from iclr25.shared.files import check_writable, save_torch
+from iclr25.shared.validate import int_at_most
 
 PROG = "iclr25-etd-exploration"
 SLUG = "etd-exploration"
@@ -38,12 +39,17 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--intrinsic", choices=INTRINSICS, default="etd", help="intrinsic reward (default: %(default)s)")
     tr.add_argument("--frames", type=float, default=1e5, help="environment frames (default: %(default)g)")
     add_verb_args(tr)
-    tr.add_argument("--eval-episodes", type=int, default=5, help="evaluation episodes after training (default: 5)")
+    tr.add_argument(
+        "--eval-episodes",
+        type=int_at_most(MAX_EVAL_EPISODES),
+        default=5,
+        help="evaluation episodes after training (default: 5)",
+    )
     tr.add_argument("overrides", nargs="*", metavar="key=value", help="PPOConfig overrides, e.g. n_envs=8")
 
     ev = sub.add_parser("eval", help="evaluate a policy saved by `train`")
     ev.add_argument("run", type=Path, help="run folder written by `train` (holds policy.pt)")
-    ev.add_argument("--episodes", type=int, default=10)
+    ev.add_argument("--episodes", type=int_at_most(MAX_EVAL_EPISODES), default=10)
     ev.add_argument("--env", help="evaluate on another MiniGrid id (default: the training env)")
     ev.add_argument("--seed", type=int, default=12345)
 

@@ -12,17 +12,17 @@ from typing import Annotated, Any
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     Each,
     Flag,
     InRange,
-    Integer,
+    IsInt,
     IsText,
     NonEmpty,
     NonNegativeFloat,
     NonNegativeInt,
     OneOf,
     PositiveFloat,
-    PositiveInt,
     Satisfies,
     Validated,
     check_int_at_least,
@@ -50,6 +50,22 @@ def _check_cell(name: str, value: Any) -> Any:
 Cell = Annotated[tuple[int, int], Satisfies(_check_cell, "a (row, column) cell", (1, 1, 1)), Each(AtLeast(0))]
 
 
+# Size limits, refused before any work (past them a run would exhaust memory or run for months). The largest
+# preset (full): 10 000 000 PPO frames from 16 environments x 512 steps, batch 512, 5 seeds, 256-wide latents.
+MAX_STEPS = 10_000_000  # training steps and transitions of the maze study
+MAX_FRAMES = 1_000_000_000  # PPO frames
+MAX_ENVS = 1024  # parallel environments
+MAX_ROLLOUT = 65_536  # steps per rollout
+MAX_EPISODE = 1_000_000  # steps per episode
+MAX_BATCH = 65_536
+MAX_EPOCHS = 1000  # PPO epochs per rollout
+MAX_SEEDS = 1000
+MAX_EVAL_EPISODES = 100_000  # evaluation episodes of `train` and `eval`
+MAX_WIDTH = 8192  # feature, latent, hidden and embedding sizes
+MAX_DISTANCE = 10_000  # maze distances, in cells
+MAX_THREADS = 1024  # threads and worker processes
+
+
 @dataclass(frozen=True)
 class Config(Validated):
     """Quick: `iclr25-etd-exploration reproduce --scale quick` (~5 min on 2 idle CPU cores) reaches rho_pairs ~0.96.
@@ -62,31 +78,34 @@ class Config(Validated):
     many small model calls, see README).
     """
 
-    maze_steps: PositiveInt = 800  # spec §6a
-    maze_batch: PositiveInt = 256  # spec §6a
-    maze_data_steps: Annotated[int, AtLeast(MAZE_EPISODE_LEN)] = 20_000  # spec §6a
+    maze_steps: Annotated[int, AtLeast(1), AtMost(MAX_STEPS)] = 800  # spec §6a
+    maze_batch: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 256  # spec §6a
+    maze_data_steps: Annotated[int, AtLeast(MAZE_EPISODE_LEN), AtMost(MAX_STEPS)] = 20_000  # spec §6a
     maze_lr: PositiveFloat = 1e-3  # spec §6a
     # Clean walls are trained at seeds seed..seed+maze_clean_seeds-1 and gated on the mean: Spearman over the ~20 cells
     # near the corner moves by a few rank swaps between runs (0.89-1.00 over seeds 0-4 here), so one seed is noise.
-    maze_clean_seeds: PositiveInt = 3
+    maze_clean_seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 3
     ppo_env: MiniGridId = "MiniGrid-FourRooms-v0"
     ppo_methods: Annotated[tuple[str, ...], NonEmpty(), Each(OneOf(INTRINSICS))] = ("etd", "none", "count")
-    ppo_seeds: PositiveInt = 1
-    ppo_frames: NonNegativeInt = 8_192  # spec §6a suggests ~40k; cut to fit the CPU budget; 0 skips the PPO part
-    ppo_envs: PositiveInt = 8
-    ppo_steps: PositiveInt = 128
-    ppo_batch: PositiveInt = 256
-    ppo_epochs: PositiveInt = 4
+    ppo_seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 1
+    # spec §6a suggests ~40k; cut to fit the CPU budget; 0 skips the PPO part
+    ppo_frames: Annotated[int, AtLeast(0), AtMost(MAX_FRAMES)] = 8_192
+    ppo_envs: Annotated[int, AtLeast(1), AtMost(MAX_ENVS)] = 8
+    ppo_steps: Annotated[int, AtLeast(1), AtMost(MAX_ROLLOUT)] = 128
+    ppo_batch: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 256
+    ppo_epochs: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 4
     ext_coef: NonNegativeFloat = 0.0  # reward-free in quick; 1.0 in the official recipe
     # Gaussian observation noise of the reward-free runs (raw grid-code units, official scale)
     ppo_noise: NonNegativeFloat = 0.0
     int_coef: NonNegativeFloat = 1e-2  # official int_rew_coef
     full_envs: MiniGridIds = ()  # MiniGrid tasks with extrinsic reward (full preset)
-    full_frames: NonNegativeInt = 0
+    full_frames: Annotated[int, AtLeast(0), AtMost(MAX_FRAMES)] = 0
     maze_part: Flag = True  # False skips the spiral-maze distance study (bench)
     gate_exploration: Flag = False  # gate the reward-free coverage claims (bench: 5 seeds); reported otherwise
-    workers: PositiveInt = 1  # processes for the PPO runs (each one torch thread); results do not depend on it
-    threads: PositiveInt = 1  # more threads only pay off on idle cores; the loop is dominated by small ops
+    # processes for the PPO runs (each one torch thread); results do not depend on it
+    workers: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1
+    # more threads only pay off on idle cores; the loop is dominated by small ops
+    threads: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -134,11 +153,11 @@ class PPOConfig(Validated):
 
     env_id: MiniGridId = "MiniGrid-DoorKey-8x8-v0"
     intrinsic: Annotated[str, OneOf(INTRINSICS)] = "etd"
-    total_frames: PositiveInt = 200_000
-    n_envs: PositiveInt = 16
-    n_steps: PositiveInt = 512
-    batch_size: PositiveInt = 512
-    n_epochs: PositiveInt = 4
+    total_frames: Annotated[int, AtLeast(1), AtMost(MAX_FRAMES)] = 200_000
+    n_envs: Annotated[int, AtLeast(1), AtMost(MAX_ENVS)] = 16
+    n_steps: Annotated[int, AtLeast(1), AtMost(MAX_ROLLOUT)] = 512
+    batch_size: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 512
+    n_epochs: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 4
     lr: PositiveFloat = 3e-4
     gamma: UnitInterval = 0.99
     gae_lambda: UnitInterval = 0.95
@@ -152,9 +171,10 @@ class PPOConfig(Validated):
     policy: Annotated[str, OneOf(("gru", "ff"))] = "gru"
     # official: shuffled steps from stored GRU states; "sequences": whole env rollouts
     minibatch: Annotated[str, OneOf(("transitions", "sequences"))] = "transitions"
-    features_dim: PositiveInt = 64  # policy features = GRU hidden size (src/train.py)
-    latents_dim: PositiveInt = 256  # policy/value latent width (src/train.py)
-    model_features_dim: PositiveInt = 128  # ETD / DEIR CNN features (src/train.py of both)
+    features_dim: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 64  # policy features = GRU hidden size (src/train.py)
+    latents_dim: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 256  # policy/value latent width (src/train.py)
+    # ETD / DEIR CNN features (src/train.py of both)
+    model_features_dim: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 128
     model_lr: PositiveFloat = 3e-4
     gamma_future: UnitInterval = 0.99  # positives' discount = PPO's gamma in the official code
     noise_scale: NonNegativeFloat = 0.0  # image_noise_scale
@@ -163,7 +183,7 @@ class PPOConfig(Validated):
     # "official" keeps the official off-by-one episode boundary
     boundary: Annotated[str, OneOf(("correct", "official"))] = "correct"
     stale_features: Flag = False  # True keeps the official never-refreshed memory features
-    max_episode_steps: NonNegativeInt = 0  # 0 keeps the environment's own time limit
+    max_episode_steps: Annotated[int, AtLeast(0), AtMost(MAX_EPISODE)] = 0  # 0 keeps the environment's own time limit
     seed: NonNegativeInt = 0
 
 
@@ -172,19 +192,19 @@ class MazeConfig(Validated):
     """Distance learning on the spiral maze (spec §6a: 20k random-walk steps, 800 Adam steps)."""
 
     noise: Flag = False
-    data_steps: Integer = 20_000  # >= episode_len: checked in __post_init__
-    episode_len: Annotated[int, AtLeast(2)] = MAZE_EPISODE_LEN  # official demo
-    steps: PositiveInt = 800
-    batch_size: PositiveInt = 256
+    data_steps: Annotated[int, IsInt(), AtMost(MAX_STEPS)] = 20_000  # >= episode_len: checked in __post_init__
+    episode_len: Annotated[int, AtLeast(2), AtMost(MAX_EPISODE)] = MAZE_EPISODE_LEN  # official demo
+    steps: Annotated[int, AtLeast(1), AtMost(MAX_STEPS)] = 800
+    batch_size: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 256
     lr: PositiveFloat = 1e-3
     gamma: UnitInterval = 0.99  # official demo
     energy: Annotated[str, OneOf(ENERGIES)] = "mrn_pot"
     loss: Annotated[str, OneOf(LOSSES)] = "infonce_symmetric"
-    hidden_dim: PositiveInt = 256
-    emb_dim: PositiveInt = 64
+    hidden_dim: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 256
+    emb_dim: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 64
     goal: Cell = (1, 1)
-    max_pair_bfs: PositiveInt = 15
-    goal_radius: PositiveInt = 20
+    max_pair_bfs: Annotated[int, AtLeast(1), AtMost(MAX_DISTANCE)] = 15
+    goal_radius: Annotated[int, AtLeast(1), AtMost(MAX_DISTANCE)] = 20
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -11,15 +11,14 @@ from typing import Annotated, Any
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     ClosedProbability,
     Each,
     Flag,
     InRange,
     NonNegativeFloat,
-    NonNegativeInt,
     OneOf,
     PositiveFloat,
-    PositiveInt,
     Satisfies,
     Text,
     Validated,
@@ -57,42 +56,61 @@ _Fusion = Annotated[
 ]
 
 
+# Size limits, refused before any work (past them a run would exhaust memory or run for months). The largest
+# preset: 1 024-token windows, 2 000 calibration windows; the prune verb reads real checkpoints (LLaMA-2-70B:
+# 80 layers, 64 heads, MLP width 28 672).
+MAX_SEEDS = 1000
+MAX_WIDTH = 65_536  # hidden and MLP widths, the rounding multiple
+MAX_LAYERS = 1024  # decoder layers, and the skipped layer indices
+MAX_HEADS = 1024
+MAX_STEPS = 10_000_000  # training and warm-up steps
+MAX_BATCH = 65_536
+MAX_SEQ_LEN = 131_072  # tokens per window (attention memory grows with its square)
+MAX_CORPUS_BYTES = 1_000_000_000  # bytes read per domain
+MAX_WINDOWS = 10_000_000  # calibration windows and evaluation batches
+MAX_REPS = 1000  # timed passes
+MAX_WORKERS = 1024
+
+
 @dataclass(frozen=True)
 class Config(Validated):
     """Quick (spec §6a): a tiny byte-level LLaMA (d 64, 4 layers, 4 heads, d_ff 176) trained 700 steps on a 50/50
     mix of English prose (domain A) and Python source (domain B), calibrated on domain A, pruned at r = 0.4 and
     evaluated on 10 batches of 20 x 64 domain-B (and domain-A) windows, for each of 2 seeds."""
 
-    seeds: PositiveInt = 2
+    seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 2
     # tiny model + training (spec §6a)
-    d_model: PositiveInt = 64
-    n_layers: PositiveInt = 4
-    n_heads: PositiveInt = 4
-    d_ff: PositiveInt = 176
-    train_steps: NonNegativeInt = 700
-    train_batch: PositiveInt = 16
-    seq_len: Annotated[int, AtLeast(2)] = 64
+    d_model: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 64
+    n_layers: Annotated[int, AtLeast(1), AtMost(MAX_LAYERS)] = 4
+    n_heads: Annotated[int, AtLeast(1), AtMost(MAX_HEADS)] = 4
+    d_ff: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 176
+    train_steps: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 700
+    train_batch: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 16
+    seq_len: Annotated[int, AtLeast(2), AtMost(MAX_SEQ_LEN)] = 64
     lr: PositiveFloat = 3e-3
-    warmup: NonNegativeInt = 50
+    warmup: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 50
     weight_decay: NonNegativeFloat = 0.01
-    corpus_bytes: Annotated[int, AtLeast(10_000)] = 1_000_000  # bytes read per domain (prose: all of it when smaller)
+    # bytes read per domain (prose: all of it when smaller)
+    corpus_bytes: Annotated[int, AtLeast(10_000), AtMost(MAX_CORPUS_BYTES)] = 1_000_000
     # pruning (spec §3, §6a)
     ratio: Annotated[float, InRange(0.0, 0.95)] = 0.4
-    skip_layers: Annotated[tuple[int, ...], Each(AtLeast(0))] = (0,)
-    round_multiple: PositiveInt = 8
+    skip_layers: Annotated[tuple[int, ...], Each(AtLeast(0), AtMost(MAX_LAYERS))] = (0,)
+    round_multiple: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 8
     probe_seq: ClosedProbability = 0.5
     probe_bsz: ClosedProbability = 0.05
     ema: ClosedProbability = 0.99
     fusion: _Fusion = "scaled"
     # data
-    calib_windows: PositiveInt = 64  # domain A only
-    calib_batch: PositiveInt = 16
-    eval_batches: PositiveInt = 10
-    eval_batch: PositiveInt = 20
+    calib_windows: Annotated[int, AtLeast(1), AtMost(MAX_WINDOWS)] = 64  # domain A only
+    calib_batch: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 16
+    eval_batches: Annotated[int, AtLeast(1), AtMost(MAX_WINDOWS)] = 10
+    eval_batch: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 20
     domain_a: Flag = True  # also evaluate in distribution of the calibration (domain A table)
     ablations: Flag = True  # probe-only / history-only / fixed-rho / random and first-token probes (reported)
-    latency_reps: NonNegativeInt = 3  # timed passes over the eval batches for the speed table (0: skip)
-    workers: PositiveInt = 2  # CPU: seeds train in parallel processes of one thread each (1: in this process)
+    # timed passes over the eval batches for the speed table (0: skip)
+    latency_reps: Annotated[int, AtLeast(0), AtMost(MAX_REPS)] = 3
+    # CPU: seeds train in parallel processes of one thread each (1: in this process)
+    workers: Annotated[int, AtLeast(1), AtMost(MAX_WORKERS)] = 2
     # full scale (GPU): a local LLaMA/OPT checkpoint and the paper's data files; "" = the tiny model above
     model_dir: Text = ""
     wikitext: Text = ""
@@ -145,10 +163,12 @@ class PruneConfig(Validated):
     ratio: Annotated[float, InRange(0.0, 0.95)] = field(
         default=0.4, metadata={"help": "target pruning ratio r over all layers"}
     )
-    skip_layers: Annotated[tuple[int, ...], Each(AtLeast(0))] = field(
+    skip_layers: Annotated[tuple[int, ...], Each(AtLeast(0), AtMost(MAX_LAYERS))] = field(
         default=(0, 1, 2), metadata={"help": "layers never pruned"}
     )
-    round_multiple: PositiveInt = field(default=64, metadata={"help": "kept MLP channels rounded to this multiple"})
+    round_multiple: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = field(
+        default=64, metadata={"help": "kept MLP channels rounded to this multiple"}
+    )
     probe_seq: ClosedProbability = field(default=0.5, metadata={"help": "probe share of the sequence"})
     probe_bsz: ClosedProbability = field(default=0.05, metadata={"help": "probe share of the batch"})
     ema: ClosedProbability = field(default=0.99, metadata={"help": "history EMA momentum"})
@@ -156,10 +176,14 @@ class PruneConfig(Validated):
     data: Text = field(default="", metadata={"help": "WikiText raw/jsonl file ('' = built-in Python source)"})
     calib: Text = field(default="", metadata={"help": "C4 json.gz file ('' = built-in English prose)"})
     tokenizer: Text = field(default="", metadata={"help": "tokenizer.json ('' = the folder's, else bytes)"})
-    seq_len: Annotated[int, AtLeast(2)] = field(default=64, metadata={"help": "window length S"})
-    batch: PositiveInt = field(default=20, metadata={"help": "batch size B"})
-    batches: PositiveInt = field(default=10, metadata={"help": "evaluation batches"})
-    calib_windows: PositiveInt = field(default=64, metadata={"help": "calibration windows"})
+    seq_len: Annotated[int, AtLeast(2), AtMost(MAX_SEQ_LEN)] = field(default=64, metadata={"help": "window length S"})
+    batch: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = field(default=20, metadata={"help": "batch size B"})
+    batches: Annotated[int, AtLeast(1), AtMost(MAX_WINDOWS)] = field(
+        default=10, metadata={"help": "evaluation batches"}
+    )
+    calib_windows: Annotated[int, AtLeast(1), AtMost(MAX_WINDOWS)] = field(
+        default=64, metadata={"help": "calibration windows"}
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -171,13 +195,13 @@ class PruneConfig(Validated):
 class TrainConfig(Validated):
     """`train-tiny`: the spec §6a tiny byte-level LLaMA, saved as an HF-style folder."""
 
-    d_model: PositiveInt = field(default=64, metadata={"help": "hidden size"})
-    n_layers: PositiveInt = field(default=4, metadata={"help": "decoder layers"})
-    n_heads: PositiveInt = field(default=4, metadata={"help": "attention heads"})
-    d_ff: PositiveInt = field(default=176, metadata={"help": "MLP width"})
-    steps: PositiveInt = field(default=700, metadata={"help": "training steps"})
-    batch: PositiveInt = field(default=16, metadata={"help": "batch size"})
-    seq_len: Annotated[int, AtLeast(2)] = field(default=64, metadata={"help": "sequence length"})
+    d_model: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = field(default=64, metadata={"help": "hidden size"})
+    n_layers: Annotated[int, AtLeast(1), AtMost(MAX_LAYERS)] = field(default=4, metadata={"help": "decoder layers"})
+    n_heads: Annotated[int, AtLeast(1), AtMost(MAX_HEADS)] = field(default=4, metadata={"help": "attention heads"})
+    d_ff: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = field(default=176, metadata={"help": "MLP width"})
+    steps: Annotated[int, AtLeast(1), AtMost(MAX_STEPS)] = field(default=700, metadata={"help": "training steps"})
+    batch: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = field(default=16, metadata={"help": "batch size"})
+    seq_len: Annotated[int, AtLeast(2), AtMost(MAX_SEQ_LEN)] = field(default=64, metadata={"help": "sequence length"})
     lr: PositiveFloat = field(default=3e-3, metadata={"help": "AdamW learning rate"})
 
     def __post_init__(self) -> None:

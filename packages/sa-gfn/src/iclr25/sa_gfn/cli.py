@@ -11,10 +11,20 @@ import math
 import sys
 from pathlib import Path
 
-from iclr25.sa_gfn.config import PAPER_GRIDS, PRESETS, SWEEP_METHODS
+from iclr25.sa_gfn.config import (
+    MAX_ITERS,
+    MAX_NDIM,
+    MAX_SEEDS,
+    MAX_WIDTH,
+    MAX_WORKERS,
+    PAPER_GRIDS,
+    PRESETS,
+    SWEEP_METHODS,
+)
 from iclr25.shared.cli import CliError, add_run_args, add_verb_args, int_at_least, make_parser, package_main
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import check_run_folder
+from iclr25.shared.validate import int_in
 
 PROG = "iclr25-sa-gfn"
 OBJECTIVES = ("tb", "db", "subtb")
@@ -35,13 +45,15 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument(
         "--H", "--height", dest="height", type=int_at_least(1), default=16, help="grid height (default: 16)"
     )
-    tr.add_argument("--ndim", type=int_at_least(1), default=2, help="grid dimensions (default: 2)")
+    tr.add_argument("--ndim", type=int_in(1, MAX_NDIM), default=2, help="grid dimensions (default: 2)")
     tr.add_argument("--reward", choices=["standard", "sparse"], default="sparse", help="reward (default: sparse)")
     tr.add_argument("--R0", type=float, default=1e-3, help="standard reward R0 (default: 1e-3)")
     tr.add_argument("--method", choices=METHODS, default="sagfn", help="method (default: %(default)s)")
-    tr.add_argument("--iters", type=int_at_least(1), default=800, help="training iterations (default: 800)")
-    tr.add_argument("--hidden", type=int_at_least(1), default=128, help="MLP width (default: 128)")
-    tr.add_argument("--eval-every", type=int_at_least(1), default=100, help="exact evaluation period (default: 100)")
+    tr.add_argument("--iters", type=int_in(1, MAX_ITERS), default=800, help="training iterations (default: 800)")
+    tr.add_argument("--hidden", type=int_in(1, MAX_WIDTH), default=128, help="MLP width (default: 128)")
+    tr.add_argument(
+        "--eval-every", type=int_in(1, MAX_ITERS), default=100, help="exact evaluation period (default: 100)"
+    )
     tr.add_argument("--objective", choices=OBJECTIVES, default="tb", help="SA-GFN's objective (default: tb)")
     tr.add_argument("--intrinsic-scale", type=float, help="novelty constant c (sagfn, tb-rnd, gafn; default: method's)")
     tr.add_argument("--rnd-normalize", choices=NORMALIZATIONS, help="novelty normalisation (default: method's)")
@@ -52,11 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     be = sub.add_parser("bench", help="the paper's HyperGrid settings: exact L1 and modes-found curves per method")
     be.add_argument("--grids", default=",".join(PAPER_GRIDS), help="comma-separated DxH:reward:R0 (default: paper's)")
     be.add_argument("--methods", default=",".join(SWEEP_METHODS), help="comma-separated methods (default: all)")
-    be.add_argument("--iters", type=int_at_least(1), default=20000, help="iterations per run (default: 20000)")
-    be.add_argument("--seeds", type=int_at_least(1), default=1, help="seeds per grid and method (default: 1)")
-    be.add_argument("--eval-every", type=int_at_least(1), default=1000, help="exact evaluation period (default: 1000)")
-    be.add_argument("--hidden", type=int_at_least(1), default=256, help="MLP width (default: 256)")
-    be.add_argument("--workers", type=int_at_least(1), default=2, help="worker processes (default: 2)")
+    be.add_argument("--iters", type=int_in(1, MAX_ITERS), default=20000, help="iterations per run (default: 20000)")
+    be.add_argument("--seeds", type=int_in(1, MAX_SEEDS), default=1, help="seeds per grid and method (default: 1)")
+    be.add_argument(
+        "--eval-every", type=int_in(1, MAX_ITERS), default=1000, help="exact evaluation period (default: 1000)"
+    )
+    be.add_argument("--hidden", type=int_in(1, MAX_WIDTH), default=256, help="MLP width (default: 256)")
+    be.add_argument("--workers", type=int_in(1, MAX_WORKERS), default=2, help="worker processes (default: 2)")
     add_verb_args(be)
     ev = sub.add_parser("eval", help="print the claims of a finished run folder (results.json)")
     ev.add_argument("run_dir", type=Path, help="a run folder holding results.json")

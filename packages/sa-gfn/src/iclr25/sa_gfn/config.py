@@ -7,6 +7,7 @@ from typing import Annotated
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     Each,
     Finite,
     Flag,
@@ -34,9 +35,32 @@ BASELINES = ("tb-rnd", "gafn")
 def _check_grid(name: str, spec: str) -> None:
     """`spec` parses as a grid 'DxH:reward:R0'; the error names the field."""
     try:
-        _parse_grid(spec)
+        ndim, height, _, _ = _parse_grid(spec)
     except ValueError as e:
         raise ValueError(f"{name}: {e}") from None
+    check_grid_size(name, ndim, height)
+
+
+# Size limits, refused before any work (past them a run would exhaust memory or run for months). The largest
+# preset (full): 5 seeds, 20 000 sweep iterations, 64 x 64 and 8^4 grids, a 2 x 128 policy, batch 16.
+MAX_SEEDS = 1000
+MAX_ITERS = 10_000_000
+MAX_NDIM = 16  # grid dimensions
+MAX_HEIGHT = 1024  # grid side
+MAX_STATES = 16_777_216  # grid states, height ** ndim (the exact target enumerates them)
+MAX_WIDTH = 8192
+MAX_LAYERS = 256
+MAX_BATCH = 65_536  # trajectories per batch
+MAX_WORKERS = 1024
+
+
+def check_grid_size(name: str, ndim: int, height: int) -> None:
+    """A grid of `ndim` axes of `height` cells stays within MAX_NDIM, MAX_HEIGHT and MAX_STATES."""
+    if not (1 <= ndim <= MAX_NDIM and 2 <= height <= MAX_HEIGHT and height**ndim <= MAX_STATES):
+        raise ValueError(
+            f"{name}: a grid of {ndim} x {height} must have 1..{MAX_NDIM} axes of 2..{MAX_HEIGHT} cells and at most "
+            f"{MAX_STATES} states"
+        )
 
 
 @dataclass(frozen=True)
@@ -48,18 +72,18 @@ class Config(Validated):
     """
 
     # sparse HyperGrid claim (spec §6a.1)
-    seeds: PositiveInt = 5
-    iters: PositiveInt = 800
-    ndim: PositiveInt = 2
-    height: Annotated[int, AtLeast(3)] = 16
+    seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 5
+    iters: Annotated[int, AtLeast(1), AtMost(MAX_ITERS)] = 800
+    ndim: Annotated[int, AtLeast(1), AtMost(MAX_NDIM)] = 2
+    height: Annotated[int, AtLeast(3), AtMost(MAX_HEIGHT)] = 16
     eps: PositiveFloat = 1e-6  # sparse reward off the targets (spec §6a)
-    hidden: PositiveInt = 128  # policy MLP 2 x 128 (spec §6a)
-    n_layers: PositiveInt = 2
+    hidden: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 128  # policy MLP 2 x 128 (spec §6a)
+    n_layers: Annotated[int, AtLeast(1), AtMost(MAX_LAYERS)] = 2
     uniform_pb: Flag = True  # spec §6a
-    batch_size: PositiveInt = 16  # TB batch (spec §6a)
-    n_sibling: PositiveInt = 16  # spec §3.3 (third-party default)
-    n_behavior: PositiveInt = 8
-    n_mix: Annotated[int, Finite()] = 8  # Behavior batch = first 8 sibling + 8 own trajectories
+    batch_size: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 16  # TB batch (spec §6a)
+    n_sibling: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 16  # spec §3.3 (third-party default)
+    n_behavior: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 8
+    n_mix: Annotated[int, Finite(), AtMost(MAX_BATCH)] = 8  # Behavior batch = first 8 sibling + 8 own trajectories
     # c and the normalisation (spec §3.2): raw c = 1000, chosen by the README's rule from the intrinsic-scale study
     # (selection seeds 100-109: raw c = 1000 and std c = 1 both 9 of 10; raw kept, the paper's form)
     intrinsic_scale: NonNegativeFloat = 1000.0
@@ -74,8 +98,8 @@ class Config(Validated):
     baselines: Annotated[tuple[str, ...], Each(OneOf(BASELINES))] = ()
     capture_threshold: OpenProbability = 0.05  # a target is captured when P_T(x) >= 0.05 (spec §9.7)
     # correctness on the standard reward (spec §6a.2, §9.3, §9.5); the 2000-iteration form is a slow unit test
-    correctness_iters: PositiveInt = 1000
-    correctness_height: PositiveInt = 8
+    correctness_iters: Annotated[int, AtLeast(1), AtMost(MAX_ITERS)] = 1000
+    correctness_height: Annotated[int, AtLeast(1), AtMost(MAX_HEIGHT)] = 8
     correctness_R0: PositiveFloat = 0.1
     correctness_objectives: Annotated[tuple[str, ...], NonEmpty(), Each(OneOf(OBJECTIVES))] = ("tb", "db", "subtb")
     correctness_sagfn: Flag = True
@@ -88,16 +112,17 @@ class Config(Validated):
     # full-scale sweep (reported): "DxH:reward:R0" grids, methods, iterations; bit-sequence iterations
     grids: Annotated[tuple[str, ...], Each(Satisfies(_check_grid, "'DxH:reward:R0'", "2x64"))] = ()
     sweep_methods: Annotated[tuple[str, ...], Each(OneOf(SWEEP_METHODS))] = SWEEP_METHODS
-    sweep_iters: NonNegativeInt = 0
-    sweep_seeds: PositiveInt = 1
-    bitseq_iters: NonNegativeInt = 0
+    sweep_iters: Annotated[int, AtLeast(0), AtMost(MAX_ITERS)] = 0
+    sweep_seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 1
+    bitseq_iters: Annotated[int, AtLeast(0), AtMost(MAX_ITERS)] = 0
     eval_every: PositiveInt = 100
-    workers: PositiveInt = 2  # worker processes (runs are independent)
+    workers: Annotated[int, AtLeast(1), AtMost(MAX_WORKERS)] = 2  # worker processes (runs are independent)
     throughput: Flag = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_in_range("n_mix", self.n_mix, 0, self.n_sibling)
+        check_grid_size("ndim, height", self.ndim, self.height)
         if self.sibling_reward == "gafn_edge" and self.objective != "tb":
             raise ValueError("sibling_reward='gafn_edge' needs objective='tb'")
 

@@ -11,19 +11,19 @@ import math
 import sys
 from pathlib import Path
 
-from iclr25.seq2exp.config import PRESETS
+from iclr25.seq2exp.config import MAX_BATCH, MAX_EPOCHS, MAX_GENES, MAX_LAYERS, MAX_LEN, MAX_WIDTH, PRESETS
 from iclr25.shared.cli import (
     CliError,
     add_run_args,
     add_verb_args,
     check_verb_flags,
-    int_at_least,
     make_parser,
     package_main,
     positive_float,
 )
 from iclr25.shared.files import check_writable, save_torch, write_text
 from iclr25.shared.run import DEVICES, open_run_folder
+from iclr25.shared.validate import int_in
 
 PROG = "iclr25-seq2exp"
 SLUG = "seq2exp"
@@ -38,9 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("reproduce", help="run the ci/quick/full reproduction and print the claims table")
     add_run_args(rep, scales=SCALES, presets=PRESETS)
     gen = sub.add_parser("generate", help="write a planted-element dataset (spec §6a) as .npz")
-    gen.add_argument("--n", type=int_at_least(20), default=2000, help="windows (default: 2000)")
-    gen.add_argument("--length", type=int_at_least(256), default=2048, help="bases per window (default: 2048)")
-    gen.add_argument("--center-len", type=int_at_least(1), default=128, help="promoter window (default: 128)")
+    gen.add_argument("--n", type=int_in(20, MAX_GENES), default=2000, help="windows (default: 2000)")
+    gen.add_argument("--length", type=int_in(256, MAX_LEN), default=2048, help="bases per window (default: 2048)")
+    gen.add_argument("--center-len", type=int_in(1, MAX_LEN), default=128, help="promoter window (default: 128)")
     gen.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     gen.add_argument("--out", type=Path, required=True, help="the .npz file to write")
     gen.add_argument(
@@ -49,16 +49,18 @@ def build_parser() -> argparse.ArgumentParser:
     tr = sub.add_parser("train", help="train one model on a dataset .npz (default: planted data) and test it")
     tr.add_argument("--model", choices=TRAIN_MODELS, default="seq2exp-soft", help="model (default: %(default)s)")
     tr.add_argument("--data", type=Path, help="dataset .npz from `generate` (default: planted data, --n genes)")
-    tr.add_argument("--n", type=int_at_least(20), default=600, help="planted windows when no --data (default: 600)")
+    tr.add_argument(
+        "--n", type=int_in(20, MAX_GENES), default=600, help="planted windows when no --data (default: 600)"
+    )
     tr.add_argument("--peaks", type=Path, help="macs-mask: a BED/narrowPeak file (chrom = window index) instead")
     tr.add_argument("--backbone", choices=("cnn", "gru", "mamba"), default="cnn", help="backbone (default: cnn)")
-    tr.add_argument("--d", type=int_at_least(2), default=32, help="embedding width (default: 32)")
-    tr.add_argument("--layers", type=int_at_least(1), default=4, help="backbone layers (default: 4)")
-    tr.add_argument("--epochs", type=int_at_least(1), default=15, help="epochs (default: 15)")
-    tr.add_argument("--batch-size", type=int_at_least(1), default=32, help="batch size (default: 32)")
+    tr.add_argument("--d", type=int_in(2, MAX_WIDTH), default=32, help="embedding width (default: 32)")
+    tr.add_argument("--layers", type=int_in(1, MAX_LAYERS), default=4, help="backbone layers (default: 4)")
+    tr.add_argument("--epochs", type=int_in(1, MAX_EPOCHS), default=15, help="epochs (default: 15)")
+    tr.add_argument("--batch-size", type=int_in(1, MAX_BATCH), default=32, help="batch size (default: 32)")
     tr.add_argument("--lr", type=positive_float, default=1e-3, help="Adam learning rate (default: 1e-3)")
     tr.add_argument("--prior-scale", type=float, default=1.0, help="c of the signal Beta (default: 1, spec §6a)")
-    tr.add_argument("--center-len", type=int_at_least(1), default=128, help="promoter window (default: 128)")
+    tr.add_argument("--center-len", type=int_in(1, MAX_LEN), default=128, help="promoter window (default: 128)")
     add_verb_args(tr)
     ev = sub.add_parser("eval", help="test a checkpoint written by `train` on a dataset .npz")
     ev.add_argument("--model", type=Path, required=True, help="model.pt written by `train`")
@@ -68,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--bigwig", type=Path, required=True, help="track: .bigWig (needs pyBigWig), .bedGraph or .npy")
     cp.add_argument("--out", type=Path, required=True, help="BED file to write")
     cp.add_argument("--chrom", help="chromosome to call (default: every one in the file; .npy: 'track')")
-    cp.add_argument("--d", type=int_at_least(1), default=200, help="pileup window (default: 200)")
+    cp.add_argument("--d", type=int_in(1, MAX_WIDTH), default=200, help="pileup window (default: 200)")
     cp.add_argument("--qvalue", type=positive_float, default=0.05, help="q-value cut-off (default: 0.05)")
     cp.add_argument(
         "--overwrite", action="store_true", help="replace a file an earlier iclr25 run wrote (never another file)"

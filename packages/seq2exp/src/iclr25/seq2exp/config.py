@@ -11,13 +11,13 @@ from typing import Annotated
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     ClosedProbability,
     Each,
     Finite,
     Flag,
     NonNegative,
     NonNegativeFloat,
-    NonNegativeInt,
     OneOf,
     OpenProbability,
     PositiveFloat,
@@ -42,16 +42,31 @@ def _softmax(values: tuple[float, ...]) -> tuple[float, ...]:
 OFFICIAL_SIGNAL_WEIGHTS = _softmax(tuple(math.log(v / 5) for v in (2.0, 2.0, 1.0)))
 
 
+# Size limits, refused before any work (past them a run would exhaust memory or run for months). The largest
+# preset: 2 000 genes of 200 000 bp, width 128, 4 layers, 24 epochs of batch 32, 100 000-bp caller tracks.
+MAX_WIDTH = 8192  # embedding widths, the peak window
+MAX_LAYERS = 256
+MAX_FEATURES = 1024  # signal tracks, RNA features, motifs
+MAX_LEN = 10_000_000  # sequence lengths in bp (hg38 chr1 is 248 956 422 bp: ten times a 1 Mbp window)
+MAX_CHUNK = 65_536  # scan chunk length
+MAX_GENES = 1_000_000
+MAX_SEEDS = 1000
+MAX_EPOCHS = 100_000
+MAX_BATCH = 65_536
+MAX_THREADS = 1024  # threads and worker processes
+
+
 @dataclass(frozen=True)
 class Seq2ExpConfig(Validated):
     """The Seq2Exp model (spec §3). Defaults are the official soft setting; `.soft()` / `.hard()` give both."""
 
-    d: PositiveInt = 128  # embedding width
+    d: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 128  # embedding width
     # cnn (quick), gru, mamba (pure-torch bidirectional selective scan; full)
     backbone: Annotated[str, OneOf(BACKBONES)] = "mamba"
-    n_layers: PositiveInt = 4  # backbone layers of the generator and of the predictor
-    n_signals: PositiveInt = 3  # [H3K27ac, DNase, Hi-C]
-    n_rna: NonNegativeInt = 9  # 8 mRNA features + promoter activity
+    # backbone layers of the generator and of the predictor
+    n_layers: Annotated[int, AtLeast(1), AtMost(MAX_LAYERS)] = 4
+    n_signals: Annotated[int, AtLeast(1), AtMost(MAX_FEATURES)] = 3  # [H3K27ac, DNase, Hi-C]
+    n_rna: Annotated[int, AtLeast(0), AtMost(MAX_FEATURES)] = 9  # 8 mRNA features + promoter activity
     # soft: E[m] at eval; hard: straight-through 1[m >= threshold] + compaction
     mode: Annotated[str, OneOf(MODES)] = "soft"
     beta_min: NonNegativeFloat = 1.0  # floor of every Beta parameter (softplus + beta_min)
@@ -63,16 +78,18 @@ class Seq2ExpConfig(Validated):
     lam: NonNegativeFloat = 0.01  # lambda: KL weight
     mu: OpenProbability = 0.1  # prior mean of the sparse Beta(alpha3, beta3)
     marginal_scale: PositiveFloat = 10.0  # alpha3 = s, beta3 = s (1 - mu) / mu
-    center_len: PositiveInt = 2000  # promoter window forced to 1 and pooled by the predictor
+    # promoter window forced to 1 and pooled by the predictor
+    center_len: Annotated[int, AtLeast(1), AtMost(MAX_LEN)] = 2000
     threshold: OpenProbability = 0.5  # hard mask threshold
     generator_off: Flag = False  # logits fixed at 0: the mask is the signal Beta alone (ablation)
     use_signal_prior: Flag = True  # add the signal Beta (decouple_x)
     continuity: NonNegativeFloat = 0.0  # weight of mean |m_t - m_{t-1}| (0 in the official runs)
-    max_len: PositiveInt = 200_000  # length of the learned position table (hard mode: pos_enc, zero-initialised)
+    # length of the learned position table (hard mode: pos_enc, zero-initialised)
+    max_len: Annotated[int, AtLeast(1), AtMost(MAX_LEN)] = 200_000
     # hard: multiply the straight-through mask into the embeddings before packing (a gradient path from the
     # prediction loss to the generator); the official code packs the kept positions without multiplying
     hard_mask_multiply: Flag = False
-    chunk: PositiveInt = 64  # chunk length of the selective scan
+    chunk: Annotated[int, AtLeast(1), AtMost(MAX_CHUNK)] = 64  # chunk length of the selective scan
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -98,17 +115,17 @@ class Config(Validated):
     """One reproduction preset. Quick: spec §6a (planted data); full: GeneExp fold 11 (spec §6b, one GPU)."""
 
     # data (spec §6a)
-    n_genes: Annotated[int, AtLeast(20)] = 2000  # split 70/15/15 into train/val/test
-    length: Annotated[int, AtLeast(256)] = 2048
-    center_len: PositiveInt = 128
-    n_motifs: PositiveInt = 3
+    n_genes: Annotated[int, AtLeast(20), AtMost(MAX_GENES)] = 2000  # split 70/15/15 into train/val/test
+    length: Annotated[int, AtLeast(256), AtMost(MAX_LEN)] = 2048
+    center_len: Annotated[int, AtLeast(1), AtMost(MAX_LEN)] = 128
+    n_motifs: Annotated[int, AtLeast(1), AtMost(MAX_FEATURES)] = 3
     # functional truth: the 10 motif bases of accessible sites ("bump": whole bump, a pitfall)
     truth: Annotated[str, OneOf(TRUTHS)] = "motif"
-    seeds: PositiveInt = 3
+    seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 3
     # model (quick backbone: dilated CNN; spec §6a)
     backbone: Annotated[str, OneOf(BACKBONES)] = "cnn"
-    d: PositiveInt = 32
-    n_layers: PositiveInt = 4
+    d: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 32
+    n_layers: Annotated[int, AtLeast(1), AtMost(MAX_LAYERS)] = 4
     prior_scale: NonNegativeFloat = 1.0  # c = 1 for the generated signal scale (spec §6a, §10.3)
     beta_min: NonNegativeFloat = 1.0
     mu: OpenProbability = 0.1
@@ -120,8 +137,8 @@ class Config(Validated):
     hard_beta_min: NonNegativeFloat = 0.0
     hard_mask_multiply: Flag = False  # official: the hard mask selects positions, it is not multiplied in
     # training (spec §6a: Adam lr 1e-3, ~15 epochs, batch 32)
-    epochs: PositiveInt = 15
-    batch_size: PositiveInt = 32
+    epochs: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 15
+    batch_size: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 32
     lr: PositiveFloat = 1e-3
     models: Annotated[tuple[str, ...], Each(OneOf(MODELS))] = (
         "seq",
@@ -130,16 +147,18 @@ class Config(Validated):
         "seq2exp-soft",
         "seq2exp-hard",
     )
-    learn_seeds: NonNegativeInt = 3  # seeds on which the models are trained (the untrained checks use all `seeds`)
-    learn_genes: NonNegativeInt = 0  # genes (first ones, their splits kept) the models are trained/tested on; 0: all
+    # seeds on which the models are trained (the untrained checks use all `seeds`)
+    learn_seeds: Annotated[int, AtLeast(0), AtMost(MAX_SEEDS)] = 3
+    # genes (first ones, their splits kept) the models are trained/tested on; 0: all
+    learn_genes: Annotated[int, AtLeast(0), AtMost(MAX_GENES)] = 0
     retrain_top: OpenProbability = 0.1  # Seq2Exp-retrain keeps the top 10% of E[m]
     # MACS-style caller (spec §4)
-    peak_d: PositiveInt = 200
+    peak_d: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 200
     count_scale: NonNegativeFloat = 0.0  # 0: count_scale = peak_d (window sums, the default); 1 is the pitfall
     qvalue: OpenProbability = 0.05
     # caller check (spec §9.5)
-    caller_track_len: Annotated[int, AtLeast(20_000)] = 100_000
-    caller_seeds: PositiveInt = 3
+    caller_track_len: Annotated[int, AtLeast(20_000), AtMost(MAX_LEN)] = 100_000
+    caller_seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 3
     # gates (spec §6a claims; learned-model gates provisional)
     gate_off_auprc: ClosedProbability = 0.2
     gate_macs_precision: ClosedProbability = 0.1
@@ -162,11 +181,13 @@ class Config(Validated):
     peaks: Text = ""  # optional MACS3 peak bigWig (else the MACS-style caller on each DNase window)
     cell_type: Annotated[str, OneOf(("K562", "GM12878"))] = "K562"
     fold: PositiveInt = 11
-    max_genes: NonNegativeInt = 0  # GeneExp genes per split (first ones; 0: all)
-    n_rna: NonNegativeInt = 0  # mRNA features + promoter activity given to the head (GeneExp: 9; planted: 0)
+    max_genes: Annotated[int, AtLeast(0), AtMost(MAX_GENES)] = 0  # GeneExp genes per split (first ones; 0: all)
+    # mRNA features + promoter activity given to the head (GeneExp: 9; planted: 0)
+    n_rna: Annotated[int, AtLeast(0), AtMost(MAX_FEATURES)] = 0
     official_schedule: Flag = False  # AdamW (0.9, 0.95), wd 1e-6, warmup + cosine, grad clip 1 (official)
-    threads: NonNegativeInt = 0  # torch threads (0: leave the default)
-    workers: PositiveInt = 1  # processes training the models of a seed in parallel (CPU)
+    threads: Annotated[int, AtLeast(0), AtMost(MAX_THREADS)] = 0  # torch threads (0: leave the default)
+    # processes training the models of a seed in parallel (CPU)
+    workers: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -17,14 +17,14 @@ from iclr25.shared.cli import (
     CliError,
     add_run_args,
     check_verb_flags,
-    int_at_least,
     make_parser,
     package_main,
     positive_float,
 )
 from iclr25.shared.files import save_arrays, write_json, write_text
 from iclr25.shared.run import open_run_folder
-from iclr25.siu_bioactivity.config import PRESETS
+from iclr25.shared.validate import int_in
+from iclr25.siu_bioactivity.config import MAX_AGREE, MAX_LIGANDS, MAX_POCKETS, PRESETS
 
 PROG = "iclr25-siu-bioactivity"
 SLUG = "siu-bioactivity"
@@ -57,9 +57,9 @@ def _parser() -> argparse.ArgumentParser:
     add_run_args(rep, scales=("ci", "quick", "full"), presets=PRESETS)
 
     g = sub.add_parser("generate", help="write generated SIU-like train/test sets in the official formats")
-    g.add_argument("--train-pockets", type=int_at_least(1), default=150, help="training pockets (default: 150)")
-    g.add_argument("--test-pockets", type=int_at_least(1), default=30, help="test pockets (default: 30)")
-    g.add_argument("--ligands", type=int_at_least(1), default=40, help="ligands per pocket (default: 40)")
+    g.add_argument("--train-pockets", type=int_in(1, MAX_POCKETS), default=150, help="training pockets (default: 150)")
+    g.add_argument("--test-pockets", type=int_in(1, MAX_POCKETS), default=30, help="test pockets (default: 30)")
+    g.add_argument("--ligands", type=int_in(1, MAX_LIGANDS), default=40, help="ligands per pocket (default: 40)")
     g.add_argument(
         "--format", choices=("unimol", "atom3d", "final_dic"), default="unimol", help="file format (default: unimol)"
     )
@@ -70,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
         "--poses", type=Path, required=True, help='JSON: {"program": [[x,y,z], ...] or null, ...} or a list of them'
     )
     v.add_argument("--threshold", type=positive_float, default=2.0, help="agreement RMSD in A (default: 2.0)")
-    v.add_argument("--min-agree", type=int_at_least(1), default=2, help="programs that must agree (default: 2)")
+    v.add_argument("--min-agree", type=int_in(1, MAX_AGREE), default=2, help="programs that must agree (default: 2)")
 
     t = sub.add_parser("train", help="fit a pocket-only / pocket+ligand / ligand-only ridge model; writes pred.npz")
     t.add_argument(

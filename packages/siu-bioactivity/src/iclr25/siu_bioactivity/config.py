@@ -7,17 +7,16 @@ from typing import Annotated
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     Each,
     Flag,
     InRange,
     IsText,
     NonEmpty,
     NonNegativeFloat,
-    NonNegativeInt,
     OneOf,
     Positive,
     PositiveFloat,
-    PositiveInt,
     Probability,
     Validated,
 )
@@ -27,6 +26,20 @@ STAR_METRICS: tuple[str, ...] = ("per_pocket", "pooled")  # "pooled" = a deliber
 
 
 _Seeds = Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(0))]
+
+
+# Size limits, refused before any work (past them a run would exhaust memory or run for months). The largest
+# preset: 150 training pockets of 40 ligands, 6 000 matched pockets, 4 layers of width 128 with 8 heads,
+# 256 pocket atoms, 200 epochs.
+MAX_POCKETS = 10_000_000  # pockets, and training complexes
+MAX_LIGANDS = 100_000  # ligands per pocket
+MAX_AGREE = 64  # docking programs that must agree
+MAX_WIDTH = 8192
+MAX_EPOCHS = 100_000
+MAX_BATCH = 65_536
+MAX_LAYERS = 256
+MAX_HEADS = 256
+MAX_ATOMS = 65_536  # pocket atoms kept
 
 
 @dataclass(frozen=True)
@@ -40,12 +53,14 @@ class Config(Validated):
 
     seeds: _Seeds = (0, 1, 2)
     # generator (spec §6a)
-    train_pockets: Annotated[int, AtLeast(4)] = 150
-    test_pockets: Annotated[int, AtLeast(2)] = 30
-    ligands_per_pocket: Annotated[int, AtLeast(2)] = 40  # SIU-like regime
-    test_ligands_per_pocket: Annotated[int, AtLeast(2)] = 40
-    pdbbind_ligands_per_pocket: PositiveInt = 1  # PDBbind-like regime: same 150 pockets, 1 ligand each
-    matched_pockets: NonNegativeInt = 6000  # PDBbind-matched regime (reported); 0 = skip
+    train_pockets: Annotated[int, AtLeast(4), AtMost(MAX_POCKETS)] = 150
+    test_pockets: Annotated[int, AtLeast(2), AtMost(MAX_POCKETS)] = 30
+    ligands_per_pocket: Annotated[int, AtLeast(2), AtMost(MAX_LIGANDS)] = 40  # SIU-like regime
+    test_ligands_per_pocket: Annotated[int, AtLeast(2), AtMost(MAX_LIGANDS)] = 40
+    # PDBbind-like regime: same 150 pockets, 1 ligand each
+    pdbbind_ligands_per_pocket: Annotated[int, AtLeast(1), AtMost(MAX_LIGANDS)] = 1
+    # PDBbind-matched regime (reported); 0 = skip
+    matched_pockets: Annotated[int, AtLeast(0), AtMost(MAX_POCKETS)] = 6000
     offset_std: PositiveFloat = 1.2  # between-pocket std of b_p (pX)
     offset_noise: NonNegativeFloat = 0.3  # N(0, 0.3^2) part of b_p
     interaction_std: PositiveFloat = 0.6  # within-pocket std of gamma * phi (pX)
@@ -55,12 +70,12 @@ class Config(Validated):
     dock_p_fail: Annotated[tuple[float, ...], Each(Probability(closed=True))] = (0.1, 0.2, 0.3)
     fail_box: PositiveFloat = 6.0  # a failure = random rotation + uniform shift in +-fail_box
     rmsd_threshold: PositiveFloat = 2.0  # vote: agreement within 2 A (spec §3.4)
-    min_agree: PositiveInt = 2
+    min_agree: Annotated[int, AtLeast(1), AtMost(MAX_AGREE)] = 2
     # models
     model: Annotated[str, OneOf(MODELS)] = "ridge"  # "mlp": optional 2-hidden-layer torch MLP (masked MSE, 4 heads)
     ridge_penalty: PositiveFloat = 0.01  # lambda = ridge_penalty * n_train on standardised features
-    mlp_hidden: PositiveInt = 64
-    mlp_epochs: PositiveInt = 200
+    mlp_hidden: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 64
+    mlp_epochs: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 200
     mlp_lr: PositiveFloat = 1e-3
     mlp_weight_decay: NonNegativeFloat = 1e-4
     # "pooled" computes Pearson* on pooled data: the broken variant
@@ -72,16 +87,16 @@ class Config(Validated):
     # full preset: real data (Uni-Mol LMDB folder with train/valid/test.lmdb), networks
     data_dir: Annotated[str, IsText("a folder path (text)")] = ""
     splits: Annotated[tuple[str, ...], Each(OneOf(("split_60", "split_90")))] = ("split_60", "split_90")
-    full_epochs: PositiveInt = 50
-    full_batch: PositiveInt = 96
+    full_epochs: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 50
+    full_batch: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 96
     full_lr: PositiveFloat = 1e-4
     full_warmup: Annotated[float, InRange(0.0, 1.0, high_open=True)] = 0.06
     full_clip: PositiveFloat = 1.0
-    full_layers: PositiveInt = 4
-    full_dim: Annotated[int, AtLeast(8)] = 128
-    full_heads: PositiveInt = 8
-    full_pocket_atoms: Annotated[int, AtLeast(8)] = 256
-    full_max_train: NonNegativeInt = 0  # 0 = every training complex
+    full_layers: Annotated[int, AtLeast(1), AtMost(MAX_LAYERS)] = 4
+    full_dim: Annotated[int, AtLeast(8), AtMost(MAX_WIDTH)] = 128
+    full_heads: Annotated[int, AtLeast(1), AtMost(MAX_HEADS)] = 8
+    full_pocket_atoms: Annotated[int, AtLeast(8), AtMost(MAX_ATOMS)] = 256
+    full_max_train: Annotated[int, AtLeast(0), AtMost(MAX_POCKETS)] = 0  # 0 = every training complex
 
     def __post_init__(self) -> None:
         super().__post_init__()

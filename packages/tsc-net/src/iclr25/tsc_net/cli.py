@@ -22,7 +22,8 @@ from iclr25.shared.cli import (
     package_main,
 )
 from iclr25.shared.run import open_run_folder
-from iclr25.tsc_net.config import PRESETS
+from iclr25.shared.validate import int_at_most
+from iclr25.tsc_net.config import MAX_CLIPS, MAX_SAMPLES, MAX_SCENES, PRESETS
 
 PROG = "iclr25-tsc-net"
 SLUG = "tsc-net"
@@ -41,8 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_run_args(rep, scales=SCALES, presets=PRESETS)
     sim = sub.add_parser("simulate", help="write simulated scenes as Y-Net pickles + mask PNGs (+ exits.json)")
-    sim.add_argument("--train-scenes", type=int, default=40)
-    sim.add_argument("--test-scenes", type=int, default=10)
+    sim.add_argument("--train-scenes", type=int_at_most(MAX_SCENES), default=40)
+    sim.add_argument("--test-scenes", type=int_at_most(MAX_SCENES), default=10)
     add_verb_args(sim)
     tr = sub.add_parser("train", help="train TSC-Net (or a learned baseline) on a Y-Net folder or on simulated data")
     tr.add_argument("--data", required=True, help="'sim' (simulate now) or a folder holding train.pkl + masks")
@@ -56,8 +57,15 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--model", required=True, type=Path, help="model.pt written by `train`")
         p.add_argument("--data", required=True, type=Path, help="folder holding <split>.pkl + masks")
         p.add_argument("--split", default="test", help="pickle name inside --data (default: test)")
-        p.add_argument("--k", type=int, default=20, help="samples: 5 CVAE draws x k/5 cells (default: 20)")
-        p.add_argument("--max-peds", type=int, default=240, help="evaluate the first whole clips up to this many")
+        p.add_argument(
+            "--k", type=int_at_most(MAX_SAMPLES), default=20, help="samples: 5 CVAE draws x k/5 cells (default: 20)"
+        )
+        p.add_argument(
+            "--max-peds",
+            type=int_at_most(MAX_CLIPS),
+            default=240,
+            help="evaluate the first whole clips up to this many",
+        )
         add_verb_args(p)
     return parser
 

@@ -7,23 +7,40 @@ from typing import Annotated
 
 from iclr25.shared.validate import (
     AtLeast,
+    AtMost,
     ClosedProbability,
     Each,
     Flag,
     InRange,
-    Integer,
+    IsInt,
     IsText,
-    NonNegativeInt,
     OneOf,
     OpenProbability,
     PositiveFloat,
-    PositiveInt,
     Validated,
     check_int_at_least,
 )
 
 MODELS = ("tsc", "blind", "goalreg")
 DATASETS = ("sim", "sdd", "ethucy")
+
+
+# Size limits, refused before any work (past them a run would exhaust memory or run for months). The largest
+# preset (full): 40 scenes of 128 cells, 160 simulated steps, width 256 with 8 heads, 80 000 training steps,
+# and 100 000 (all) test clips and pedestrians.
+MAX_SCENES = 100_000
+MAX_SCENE_SIZE = 4096  # cells a side
+MAX_SIM_STEPS = 1_000_000  # simulated steps per scene
+MAX_CLIPS = 10_000_000  # clips per scene, test pedestrians
+MAX_CELLS = 1024  # goal, stride and cell sizes, in cells
+MAX_WIDTH = 8192  # model and latent widths
+MAX_HEADS = 256
+MAX_LAYERS = 256
+MAX_SAMPLES = 10_000  # CVAE samples
+MAX_STEPS = 10_000_000
+MAX_BATCH = 65_536  # pedestrians per batch
+MAX_SEEDS = 1000
+MAX_THREADS = 1024
 
 
 @dataclass(frozen=True)
@@ -38,25 +55,25 @@ class Config(Validated):
     # Y-Net pickles + masks (sdd) or SGAN txt folders (ethucy); unused for sim
     data_dir: Annotated[str, IsText("a folder path (text)")] = ""
     # simulator (spec §6a)
-    train_scenes: PositiveInt = 40
-    test_scenes: PositiveInt = 10
-    scene_size: Annotated[int, AtLeast(48)] = 128
-    sim_steps: Annotated[int, AtLeast(24)] = 160  # simulated steps (0.4 s) per scene
-    clips_per_scene: PositiveInt = 50
-    test_clips_per_scene: PositiveInt = 12
-    clip_stride: PositiveInt = 4
+    train_scenes: Annotated[int, AtLeast(1), AtMost(MAX_SCENES)] = 40
+    test_scenes: Annotated[int, AtLeast(1), AtMost(MAX_SCENES)] = 10
+    scene_size: Annotated[int, AtLeast(48), AtMost(MAX_SCENE_SIZE)] = 128
+    sim_steps: Annotated[int, AtLeast(24), AtMost(MAX_SIM_STEPS)] = 160  # simulated steps (0.4 s) per scene
+    clips_per_scene: Annotated[int, AtLeast(1), AtMost(MAX_CLIPS)] = 50
+    test_clips_per_scene: Annotated[int, AtLeast(1), AtMost(MAX_CLIPS)] = 12
+    clip_stride: Annotated[int, AtLeast(1), AtMost(MAX_CELLS)] = 4
     irregular_frac: ClosedProbability = 0.3
     # model (spec §6a TSC-lite; TSCConfig.sdd() for the official grid)
     arch: Annotated[str, OneOf(("lite", "sdd"))] = "lite"
-    goal_cells: PositiveInt = 7
+    goal_cells: Annotated[int, AtLeast(1), AtMost(MAX_CELLS)] = 7
     goal_cell_px: PositiveFloat = 20.0
     step_cell_px: PositiveFloat = 5.0
-    d_model: PositiveInt = 64
-    heads: PositiveInt = 4
-    layers: PositiveInt = 1
-    latent: PositiveInt = 16
-    n_cvae: PositiveInt = 5
-    n_cell: PositiveInt = 4
+    d_model: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 64
+    heads: Annotated[int, AtLeast(1), AtMost(MAX_HEADS)] = 4
+    layers: Annotated[int, AtLeast(1), AtMost(MAX_LAYERS)] = 1
+    latent: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 16
+    n_cvae: Annotated[int, AtLeast(1), AtMost(MAX_SAMPLES)] = 5
+    n_cell: Annotated[int, AtLeast(1), AtMost(MAX_CELLS)] = 4
     # official quirks (spec §3, default off = consistent train/inference)
     quirk_keys_input: Flag = False
     quirk_softmax_divide: Flag = False
@@ -64,20 +81,20 @@ class Config(Validated):
     quirk_step_crop_target: Flag = False
     # training
     models: Annotated[tuple[str, ...], Each(OneOf(MODELS))] = ("tsc", "blind")
-    train_steps: NonNegativeInt = 200
+    train_steps: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 200
     lr: PositiveFloat = 1e-3
-    batch_peds: PositiveInt = 32
-    batch_cap: Integer = 64
+    batch_peds: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 32
+    batch_cap: Annotated[int, IsInt(), AtMost(MAX_BATCH)] = 64
     augment: Flag = True
-    seeds: PositiveInt = 1
-    max_test_peds: PositiveInt = 160
+    seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 1
+    max_test_peds: Annotated[int, AtLeast(1), AtMost(MAX_CLIPS)] = 160
     # gates (spec §9.7)
     geo_ratio: OpenProbability = 0.8
     tsc_ratio: OpenProbability = 0.8
     blind_ratio: Annotated[float, InRange(0.0, 2.0, low_open=True)] = 0.95
     # plots, torch threads (1: several 2-thread jobs sharing 2 cores made 2 threads 10x slower here)
     plot: Flag = True
-    threads: PositiveInt = 1
+    threads: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1
 
     def __post_init__(self) -> None:
         super().__post_init__()
