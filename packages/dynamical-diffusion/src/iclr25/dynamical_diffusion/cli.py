@@ -10,7 +10,16 @@ import math
 import sys
 from pathlib import Path
 
-from iclr25.dynamical_diffusion.config import MAX_SAMPLES, PRESETS
+from iclr25.dynamical_diffusion.config import (
+    MAX_CASES,
+    MAX_FRAMES,
+    MAX_SAMPLES,
+    MAX_STEPS,
+    MAX_T,
+    MAX_TS_WINDOW,
+    MAX_WIDTH,
+    PRESETS,
+)
 from iclr25.shared.cli import (
     CliError,
     add_run_args,
@@ -24,6 +33,7 @@ from iclr25.shared.cli import (
 from iclr25.shared.files import check_writable
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import DEVICES, check_run_folder
+from iclr25.shared.validate import int_at_most, int_in
 
 PROG = "iclr25-dynamical-diffusion"
 SLUG = "dynamical-diffusion"
@@ -58,7 +68,7 @@ def _parser():
     sa.add_argument("--checkpoint", type=Path, required=True)
     sa.add_argument("--out", type=Path, required=True, help="run folder for samples.npy, truth.npy and meta.json")
     sa.add_argument("--n-samples", type=int, default=None)
-    sa.add_argument("--ddim-steps", type=int, default=None)
+    sa.add_argument("--ddim-steps", type=int_at_most(MAX_T), default=None)
     sa.add_argument("--clip-x0", type=float, default=None)
     sa.add_argument("--seed", type=int, default=0)
     sa.add_argument("--device", choices=DEVICES, default="auto")
@@ -66,7 +76,9 @@ def _parser():
     sa.add_argument("--quiet", action="store_true", help="no progress output")
     ev = sub.add_parser("eval", help="CRPS, ensemble MSE and the official RMSE of a sample folder")
     ev.add_argument("--run", type=Path, required=True, help="folder with samples.npy and truth.npy")
-    ev.add_argument("--n-context", type=int, default=None, help="context frames (default: from meta.json)")
+    ev.add_argument(
+        "--n-context", type=int_at_most(MAX_FRAMES), default=None, help="context frames (default: from meta.json)"
+    )
     pa = sub.add_parser("paired", help="merge runs' per-seed CRPS; test variants against DPM, ablations against DyDiff")
     pa.add_argument("--runs", type=Path, nargs="+", required=True, help="run folders of one setting (results.json)")
     pa.add_argument("--out", type=Path, required=True, help="folder for paired.json and paired.md")
@@ -77,20 +89,22 @@ def _parser():
     tu = sub.add_parser("eval-turbulence", help="the official Turbulence test protocol on a test.npz.npy")
     tu.add_argument("--checkpoint", type=Path, required=True, help="model.pt written by `train` (4 of 15 frames)")
     tu.add_argument("--data", type=Path, required=True, help="official Turbulence test file (N, L, 2, H, W)")
-    tu.add_argument("--n-cases", type=int_at_least(1), default=20, help="first test sequences (default: 20)")
-    tu.add_argument("--n-samples", type=int_at_least(2), default=8, help="forecasts per case (default: 8)")
-    tu.add_argument("--ddim-steps", type=int_at_least(1), default=50, help="DDIM steps (default: 50)")
+    tu.add_argument("--n-cases", type=int_in(1, MAX_CASES), default=20, help="first test sequences (default: 20)")
+    tu.add_argument("--n-samples", type=int_in(2, MAX_SAMPLES), default=8, help="forecasts per case (default: 8)")
+    tu.add_argument("--ddim-steps", type=int_in(1, MAX_T), default=50, help="DDIM steps (default: 50)")
     tu.add_argument("--seed", type=int_at_least(0), default=0)
     tu.add_argument("--device", choices=DEVICES, default="auto")
     ts = sub.add_parser("ts-bench", help="DPM vs DyDiff CRPS_sum on a GluonTS folder or wide CSV")
     ts.add_argument("--data", type=Path, required=True, help="GluonTS-style folder or wide .csv")
-    ts.add_argument("--context", type=int_at_least(1), default=48)
-    ts.add_argument("--horizon", type=int_at_least(1), default=None, help="default: the data's prediction length")
-    ts.add_argument("--n-windows", type=int_at_least(1), default=7, help="last test windows scored (default: 7)")
-    ts.add_argument("--steps", type=int_at_least(1), default=2000)
-    ts.add_argument("--width", type=int_at_least(8), default=64)
-    ts.add_argument("--n-samples", type=int_at_least(2), default=100)
-    ts.add_argument("--ddim-steps", type=int_at_least(1), default=20)
+    ts.add_argument("--context", type=int_in(1, MAX_TS_WINDOW), default=48)
+    ts.add_argument(
+        "--horizon", type=int_in(1, MAX_TS_WINDOW), default=None, help="default: the data's prediction length"
+    )
+    ts.add_argument("--n-windows", type=int_in(1, MAX_CASES), default=7, help="last test windows scored (default: 7)")
+    ts.add_argument("--steps", type=int_in(1, MAX_STEPS), default=2000)
+    ts.add_argument("--width", type=int_in(8, MAX_WIDTH), default=64)
+    ts.add_argument("--n-samples", type=int_in(2, MAX_SAMPLES), default=100)
+    ts.add_argument("--ddim-steps", type=int_in(1, MAX_T), default=20)
     ts.add_argument("--seed", type=int_at_least(0), default=0)
     ts.add_argument("--device", choices=DEVICES, default="auto")
     si = sub.add_parser("simulate", help="write a generated data set as .npy")

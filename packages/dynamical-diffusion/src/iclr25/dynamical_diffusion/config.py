@@ -20,7 +20,6 @@ from iclr25.shared.validate import (
     OrNone,
     Positive,
     PositiveFloat,
-    PositiveInt,
     Satisfies,
     Validated,
 )
@@ -49,6 +48,11 @@ MAX_SAMPLES = 1024
 MAX_SEEDS = 100
 
 
+# Threads and processes: past these the machine would thrash.
+MAX_THREADS = 1024  # threads and worker processes
+MAX_TS_WINDOW = 100_000  # context and horizon of `ts-bench`, in time steps (GluonTS benchmarks: up to a few hundred)
+
+
 @dataclass(frozen=True)
 class Config(Validated):
     """One DyDiff-vs-DPM experiment. Defaults are spec 6a (`quick`); see PRESETS for each scale's command and cost.
@@ -72,7 +76,7 @@ class Config(Validated):
     T: Annotated[int, AtLeast(10), AtMost(MAX_T)] = 1000
     gamma_ratio: Annotated[float, InRange(0.0, 1.0)] = 0.5  # official default r
     dependent_noise: Flag = True  # official configs (use_x_ema: True)
-    ddim_steps: PositiveInt = 20
+    ddim_steps: Annotated[int, AtLeast(1), AtMost(MAX_T)] = 20
     # ensemble members per test case (official: 8); fair CRPS and the sample figure need two members
     n_samples: Annotated[int, AtLeast(2), AtMost(MAX_SAMPLES)] = 8
     seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 5
@@ -86,8 +90,10 @@ class Config(Validated):
     ] = ()
     # also DyDiff at gamma_ratio with the other noise kind (dependent <-> independent)
     noise_ablation: Flag = False
-    threads: PositiveInt = 1  # torch CPU threads per process; 1 is faster than 2 on a shared, oversubscribed machine
-    workers: PositiveInt = 1  # seeds run in this many processes at once; results do not depend on it
+    # torch CPU threads per process; 1 is faster than 2 on a shared, oversubscribed machine
+    threads: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1
+    # seeds run in this many processes at once; results do not depend on it
+    workers: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1
     # training steps between checkpoints of every model (0: none); --checkpoint-every too
     checkpoint_every: NonNegativeInt = 0
 

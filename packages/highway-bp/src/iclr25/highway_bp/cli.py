@@ -17,6 +17,7 @@ from iclr25.highway_bp.config import (
     MAX_BATCH,
     MAX_DEPTH,
     MAX_LENGTH,
+    MAX_THREADS,
     MAX_WIDTH,
     MODELS,
     PRESETS,
@@ -29,7 +30,6 @@ from iclr25.shared.cli import (
     add_verb_args,
     check_verb_flags,
     config_from_args,
-    int_at_least,
     make_parser,
     package_main,
     scale_out_from_args,
@@ -76,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--fpi-ks", nargs="+", type=int_in(0, MAX_LENGTH), default=[0, 5, 10])
     sp.add_argument("--steps", type=int_in(1, MAX_TIMED_STEPS), default=5, help="timed steps per entry (median shown)")
     sp.add_argument("--warmup", type=int_in(0, MAX_TIMED_STEPS), default=2, help="untimed steps first")
-    sp.add_argument("--threads", type=int_at_least(0), default=1, help="torch CPU threads (0: torch's default)")
+    sp.add_argument("--threads", type=int_in(0, MAX_THREADS), default=1, help="torch CPU threads (0: torch's default)")
     sp.add_argument("--device", choices=DEVICES, default="auto", help="compute device (default: %(default)s)")
     sp.add_argument("--seed", type=int, default=0)
     sp.add_argument("--out", type=Path, help="also write the tables to OUT.md and the timings to OUT.json (new files)")

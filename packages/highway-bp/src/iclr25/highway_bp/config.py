@@ -20,7 +20,6 @@ from iclr25.shared.validate import (
     OrNone,
     Positive,
     PositiveFloat,
-    PositiveInt,
     Validated,
 )
 
@@ -52,6 +51,12 @@ StepCap = Annotated[int, AtLeast(0), AtMost(MAX_STEPS)]  # 0: no cap
 FolderOrEmpty = Annotated[str, IsText("text (a folder path or empty)")]
 
 
+# More limits: seeds, threads, validation windows (warm-up steps share MAX_STEPS).
+MAX_SEEDS = 100
+MAX_THREADS = 1024
+MAX_WINDOWS = 10_000_000  # validation windows
+
+
 @dataclass(frozen=True)
 class Config(Validated):
     """Quick: `iclr25-highway-bp reproduce --scale quick`: the spec's plan (§6a) as written, 2 seeds.
@@ -62,8 +67,9 @@ class Config(Validated):
     The `ci` preset gates the same claims on seed 0 with only the runs they need (see PRESETS).
     """
 
-    seeds: PositiveInt = 2  # spec §6a: 2 seeds
-    threads: PositiveInt = 1  # torch CPU threads: the ops are tiny, one thread avoids OpenMP spin-waits on shared cores
+    seeds: Annotated[int, AtLeast(1), AtMost(MAX_SEEDS)] = 2  # spec §6a: 2 seeds
+    # torch CPU threads: the ops are tiny, one thread avoids OpenMP spin-waits on shared cores
+    threads: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1
     # part 1: fidelity (spec §6a.1 / §9.5)
     fidelity: Flag = True
     fidelity_batch: Batch = 256
@@ -88,7 +94,7 @@ class Config(Validated):
     gru_batch: Batch = 64
     gru_lr: PositiveFloat = 3e-3
     gru_schedule: Literal["constant", "cosine"] = "constant"
-    gru_warmup: NonNegativeInt = 0
+    gru_warmup: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 0
     gru_hbp_ks: Ks = (0, 2, 5, 10)
     gru_fpi_ks: Ks = (2, 5, 10)
     gate_k: K = 10  # the k of the gated GRU claims (paper: HBP reaches BPTT at k = 10, Fig. 4)
@@ -102,11 +108,11 @@ class Config(Validated):
     lm_batch: Batch = 32
     lm_steps: Steps = 600
     lm_lr: PositiveFloat = 3e-3
-    lm_warmup: NonNegativeInt = 0
+    lm_warmup: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 0
     lm_bptt: Flag = True
     lm_hbp_ks: Ks = (2,)
     lm_fpi_ks: Ks = (2,)
-    lm_valid_windows: NonNegativeInt = 0  # > 0: cap on validation windows
+    lm_valid_windows: Annotated[int, AtLeast(0), AtMost(MAX_WINDOWS)] = 0  # > 0: cap on validation windows
     lm_needs_text: Flag = False  # True (full): without text_dir the part is skipped, as the ResNets without data
     # part 6: GPT-2-style Transformer with the γ trick (§5.2, Table 4, Fig. 3, Fig. 6); off in the presets, a study
     transformer: Flag = False
@@ -117,7 +123,7 @@ class Config(Validated):
     tf_batch: Batch = 32
     tf_steps: Steps = 400
     tf_lr: PositiveFloat = 1e-3  # AdamW (β2 0.98), weight decay 0.1, clipping 1 (Table 4)
-    tf_warmup: NonNegativeInt = 40  # 10% linear warmup, then cosine decay to 0.1×
+    tf_warmup: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 40  # 10% linear warmup, then cosine decay to 0.1×
     tf_gamma: Annotated[float, InRange(0.0, 1.0)] = 0.2
     tf_k_fixed: K = 0  # Highway-BP at a constant k
     tf_k_start: K = 0  # Highway-BP with k growing linearly from tf_k_start to tf_k_end over training

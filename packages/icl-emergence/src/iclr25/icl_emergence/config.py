@@ -16,7 +16,7 @@ from iclr25.shared.validate import (
     Flag,
     Increasing,
     InRange,
-    Integer,
+    IsInt,
     NonEmpty,
     NonNegativeFloat,
     NonNegativeInt,
@@ -54,6 +54,13 @@ Steps = Annotated[int, AtLeast(1), AtMost(MAX_STEPS)]
 Batch = Annotated[int, AtLeast(1), AtMost(MAX_BATCH)]
 
 
+# More limits: the GINC checks and worker processes (GINC's N, T and steps share MAX_SEQS, MAX_LENGTH, MAX_STEPS).
+MAX_PROMPTS = 1_000_000  # GINC prompts
+MAX_GINC_K = 1024  # GINC example length k
+MAX_EXAMPLES = 4096  # in-context examples per prompt
+MAX_WORKERS = 1024
+
+
 @dataclass(frozen=True)
 class Config(Validated):
     """Quick: `iclr25-icl-emergence reproduce --scale quick`: the spec §6a LDS study (rotation2d, d = 2,
@@ -77,7 +84,7 @@ class Config(Validated):
     # optimisation (spec §6a: AdamW, 100 warm-up steps, cosine decay, weight decay 0.01, batch 64)
     steps: Steps = 1200
     lr: PositiveFloat = 1e-3
-    warmup: NonNegativeInt = 100
+    warmup: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 100
     weight_decay: NonNegativeFloat = 0.01
     batch: Batch = 64
     # fixed evaluation sets (identical across K and seeds)
@@ -92,23 +99,31 @@ class Config(Validated):
     loss_clip: PositiveFloat = 10.0
     n_eff: Annotated[str, OneOf(N_EFF)] = "token"
     # no-training checks (spec §9.3-9.5)
-    ginc_prompts: NonNegativeInt = 500
-    ginc_k: Annotated[int, AtLeast(2)] = 3
-    ginc_n_examples: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(0))] = (0, 1, 2, 4, 8, 16)
+    ginc_prompts: Annotated[int, AtLeast(0), AtMost(MAX_PROMPTS)] = 500
+    ginc_k: Annotated[int, AtLeast(2), AtMost(MAX_GINC_K)] = 3
+    ginc_n_examples: Annotated[tuple[int, ...], NonEmpty(), Each(AtLeast(0), AtMost(MAX_EXAMPLES))] = (
+        0,
+        1,
+        2,
+        4,
+        8,
+        16,
+    )
     ls_T: Annotated[int, AtLeast(17), AtMost(MAX_LENGTH)] = 64
     ls_seqs: Seqs = 512
     # full-scale extras (spec §6b): GINC pre-training and SGLD
     # ID HMMs (2K HMMs are generated, half ID); () = skip GINC training
     ginc_Ks: Annotated[tuple[int, ...], Each(AtLeast(1), AtMost(MAX_TOPICS))] = ()
-    ginc_N: Integer = 0  # documents per HMM
-    ginc_T: Integer = 0  # document length (tokens)
+    ginc_N: Annotated[int, IsInt(), AtMost(MAX_SEQS)] = 0  # documents per HMM
+    ginc_T: Annotated[int, IsInt(), AtMost(MAX_LENGTH)] = 0  # document length (tokens)
     ginc_layers: Layers = 4
     ginc_d_model: Annotated[int, AtLeast(8), AtMost(MAX_WIDTH)] = 256
-    ginc_steps: Integer = 0
+    ginc_steps: Annotated[int, IsInt(), AtMost(MAX_STEPS)] = 0
     ginc_lr: PositiveFloat = 8e-4
     # > 0: an extra SGLD run at the largest K with the Langevin KL (spec §3.2 item 4)
     sgld_beta: NonNegativeFloat = 0.0
-    workers: NonNegativeInt = 0  # parallel training processes on CPU (0 = min(#runs, cores))
+    # parallel training processes on CPU (0 = min(#runs, cores))
+    workers: Annotated[int, AtLeast(0), AtMost(MAX_WORKERS)] = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -178,9 +193,8 @@ class TrainConfig(Validated):
     steps: Steps = 1200
     lr: PositiveFloat = 1e-3
     batch: Batch = 64
-    trainer: Annotated[str, OneOf(("lightning", "loop"))] = (
-        "lightning"  # the shared Lightning trainer, or "loop" (the reproduction's plain loop)
-    )
+    # the shared Lightning trainer, or "loop" (the reproduction's plain loop)
+    trainer: Annotated[str, OneOf(("lightning", "loop"))] = "lightning"
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from iclr25.lrnn_state_tracking.config import MODELS, PRESETS, TASKS, TRAIN_PRESETS, TrainConfig
+from iclr25.lrnn_state_tracking.config import MAX_EVAL_N, MODELS, PRESETS, TASKS, TRAIN_PRESETS, TrainConfig
 from iclr25.lrnn_state_tracking.verbs import VERBS, add_verbs, run_verb
 from iclr25.shared.cli import (
     CliError,
@@ -29,6 +29,7 @@ from iclr25.shared.cli import (
     scale_out_from_args,
 )
 from iclr25.shared.run import DEVICES, open_run_folder
+from iclr25.shared.validate import int_at_most
 
 PROG = "iclr25-lrnn-state-tracking"
 SLUG = "lrnn-state-tracking"
@@ -47,7 +48,7 @@ def _parser():
     ev = sub.add_parser("eval", help="evaluate a checkpoint written by `train`")
     ev.add_argument("--ckpt", type=Path, required=True)
     ev.add_argument("--lengths", default="40:256", help="min:max sequence length (default: %(default)s)")
-    ev.add_argument("--n", type=int, default=8_192, help="test sequences (default: %(default)s)")
+    ev.add_argument("--n", type=int_at_most(MAX_EVAL_N), default=8_192, help="test sequences (default: %(default)s)")
     ev.add_argument("--seed", type=int, default=12_345)
     ev.add_argument("--device", choices=DEVICES, default="auto")
     sub.add_parser("theory-check", help="run the executable theory (Prop. 1, Thm. 1, Thm. 3) and print pass/fail")

@@ -16,7 +16,6 @@ from iclr25.shared.validate import (
     NonNegativeInt,
     OneOf,
     PositiveFloat,
-    PositiveInt,
     Validated,
 )
 
@@ -58,6 +57,11 @@ def parse_eig_range(value: str) -> str:
     raise ValueError(f"eig_range must be one of [0,1] or [-1,1] (also written 0,1 / -1,1), got {value!r}")
 
 
+# More limits: timing repeats and threads (warm-up steps share MAX_STEPS, lengths MAX_SEQ_LEN).
+MAX_REPS = 1000  # timed repeats
+MAX_THREADS = 1024
+
+
 @dataclass(frozen=True)
 class Config(Validated):
     """Quick: `iclr25-lrnn-state-tracking reproduce --scale quick` (~3 min CPU on 2 cores, more on a loaded machine):
@@ -78,9 +82,9 @@ class Config(Validated):
     mamba_steps: Steps = 600
     mamba_batch: Batch = 64
     mamba_lr: PositiveFloat = 1e-2
-    mamba_warmup: NonNegativeInt = 200
+    mamba_warmup: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 200
     # official 40: at 3-40 no CPU-sized pilot learned parity (README)
-    mamba_train_max_len: Annotated[int, AtLeast(5)] = 10
+    mamba_train_max_len: Annotated[int, AtLeast(5), AtMost(MAX_SEQ_LEN)] = 10
     mamba_seeds: Seeds = 1
     # Table 3 grid
     grid_tasks: Annotated[tuple[str, ...], Each(OneOf(TASKS))] = ()
@@ -95,8 +99,8 @@ class Config(Validated):
     grid_lr: PositiveFloat = 1e-3
     grid_steps_parity: Steps = 20_000  # official parity YAML
     grid_steps_mod: Steps = 100_000  # official modular-arithmetic YAMLs
-    grid_warmup_parity: NonNegativeInt = 2_000
-    grid_warmup_mod: NonNegativeInt = 10_000
+    grid_warmup_parity: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 2_000
+    grid_warmup_mod: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 10_000
     grid_wd_parity: NonNegativeFloat = 0.0
     grid_wd_mod: NonNegativeFloat = 0.1
     grid_gated: Flag = False  # gate the spec §9.7 claims (full scale only)
@@ -104,13 +108,14 @@ class Config(Validated):
     grid_deltanet_mode: Annotated[str, OneOf(DELTA_MODES)] = "chunk"
     # evaluation
     eval_n: EvalN = 2_048  # official 8 192
-    eval_min_len: PositiveInt = 40
-    eval_max_len: PositiveInt = 256
+    eval_min_len: Annotated[int, AtLeast(1), AtMost(MAX_SEQ_LEN)] = 40
+    eval_max_len: Annotated[int, AtLeast(1), AtMost(MAX_SEQ_LEN)] = 256
     # theory and speed
     theory: Flag = True
-    speed_T: NonNegativeInt = 1_024  # 0: no speed measurement
-    speed_reps: PositiveInt = 3
-    threads: PositiveInt = 1  # CPU threads: 1 is fastest for these small models on a shared machine
+    speed_T: Annotated[int, AtLeast(0), AtMost(MAX_SEQ_LEN)] = 1_024  # 0: no speed measurement
+    speed_reps: Annotated[int, AtLeast(1), AtMost(MAX_REPS)] = 3
+    # CPU threads: 1 is fastest for these small models on a shared machine
+    threads: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1
     log_every: NonNegativeInt = 50
     # steps between checkpoints of every training run (0: none); --checkpoint-every too
     checkpoint_every: NonNegativeInt = 0
@@ -175,7 +180,7 @@ class TrainConfig(Validated):
     batch_size: Batch = 256
     lr: PositiveFloat = 1e-3
     weight_decay: NonNegativeFloat = 0.0  # parity 0.0, modular arithmetic 0.1
-    warmup: NonNegativeInt = 2_000  # parity 2 000, modular arithmetic 10 000
+    warmup: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 2_000  # parity 2 000, modular arithmetic 10 000
     schedule: Annotated[str, OneOf(SCHEDULES)] = "cosine"  # "cosine" (to lr·min_lr_ratio) or "constant"
     min_lr_ratio: ClosedProbability = 1e-3
     grad_clip: NonNegativeFloat = 0.0  # the official loop does not clip
@@ -187,9 +192,8 @@ class TrainConfig(Validated):
     amp: Flag = True  # bf16 autocast on CUDA (fp32 state); ignored on CPU
     # "fla": FLA's Triton chunk kernel (optional fla-core, CUDA only)
     deltanet_mode: Annotated[str, OneOf(DELTA_MODES)] = "chunk"
-    train_max_len: Annotated[int, AtLeast(5), AtMost(MAX_LEN)] = (
-        40  # longest training sequence (official 40; shorter ones are a CPU pilot's choice)
-    )
+    # longest training sequence (official 40; shorter ones are a CPU pilot's choice)
+    train_max_len: Annotated[int, AtLeast(5), AtMost(MAX_LEN)] = 40
 
     def __post_init__(self) -> None:
         # normalised first: the declared rule (and the code that reads it) sees "[0,1]" or "[-1,1]"
@@ -259,7 +263,7 @@ class WordConfig(Validated):
     batch_size: Batch = 64
     lr: PositiveFloat = 1e-3
     weight_decay: NonNegativeFloat = 0.01
-    warmup: NonNegativeInt = 50
+    warmup: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 50
     grad_clip: NonNegativeFloat = 1.0
     eval_n: EvalN = 512
     eval_seed: NonNegativeInt = 12_345

@@ -17,7 +17,16 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
-from iclr25.patch_train.config import BUDGETS, PRESETS, STAGES, TrainConfig
+from iclr25.patch_train.config import (
+    BUDGETS,
+    MAX_EVAL_WINDOWS,
+    MAX_SEEDS,
+    MAX_STEPS,
+    MAX_T,
+    PRESETS,
+    STAGES,
+    TrainConfig,
+)
 from iclr25.shared.cli import (
     add_config_args,
     add_run_args,
@@ -31,6 +40,7 @@ from iclr25.shared.cli import (
 from iclr25.shared.files import check_writable
 from iclr25.shared.progress import set_quiet
 from iclr25.shared.run import DEVICES, check_run_folder, open_run_folder
+from iclr25.shared.validate import int_at_most
 
 PROG = "iclr25-patch-train"
 SLUG = "patch-train"
@@ -84,15 +94,15 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--ckpt", type=Path, required=True, help="model folder written by `train` (model/)")
     ev.add_argument("--corpus", default="stdlib", help="validation corpus (its 'valid' split) or a local file")
     ev.add_argument("--tokenizer", default="byte")
-    ev.add_argument("--T", type=int, default=64)
-    ev.add_argument("--windows", type=int, default=1024, help="number of T-token windows")
+    ev.add_argument("--T", type=int_at_most(MAX_T), default=64)
+    ev.add_argument("--windows", type=int_at_most(MAX_EVAL_WINDOWS), default=1024, help="number of T-token windows")
     ev.add_argument("--task", type=Path, help="multiple-choice jsonl (HellaSwag, PIQA or ARC format)")
     ev.add_argument("--device", choices=DEVICES, default="auto")
 
     sw = sub.add_parser("sweep", help="patch vs token at equal compute over token budgets (data-size sweep, Table 4)")
     sw.add_argument("--out", type=Path, required=True, help="folder for sweep.json, rows.jsonl and sweep.png")
     sw.add_argument("--budgets", default=",".join(map(str, SWEEP_BUDGETS)), help="token steps, comma-separated")
-    sw.add_argument("--seeds", type=int, default=2, help="seeds per budget (default: %(default)s)")
+    sw.add_argument("--seeds", type=int_at_most(MAX_SEEDS), default=2, help="seeds per budget (default: %(default)s)")
     sw.add_argument(
         "--overwrite", action="store_true", help="replace an earlier sweep's run folder --out (a user's files stay)"
     )
@@ -106,7 +116,9 @@ def _parser() -> argparse.ArgumentParser:
     ov.add_argument(
         "--overwrite", action="store_true", help="replace an earlier study's run folder --out (a user's files stay)"
     )
-    ov.add_argument("--steps", type=int, default=40, help="timed steps per measurement (default: %(default)s)")
+    ov.add_argument(
+        "--steps", type=int_at_most(MAX_STEPS), default=40, help="timed steps per measurement (default: %(default)s)"
+    )
 
     sp = sub.add_parser("scale-plan", help="a preset's micro-batches per GPU count and estimated GPU hours")
     sp.add_argument("--scale", choices=SCALES, default="full-125m")

@@ -14,11 +14,9 @@ from iclr25.shared.validate import (
     ClosedProbability,
     IsText,
     NonNegativeFloat,
-    NonNegativeInt,
     OneOf,
     OpenProbability,
     PositiveFloat,
-    PositiveInt,
     Satisfies,
     Validated,
     check_int_at_least,
@@ -85,6 +83,11 @@ TokensPerStep = Annotated[int, AtLeast(1), AtMost(MAX_TOKENS_PER_STEP)]
 Steps = Annotated[int, AtLeast(2), AtMost(MAX_STEPS)]
 
 
+# More limits: micro-batches and threads (lengths share MAX_T, the benchmark MAX_TOKENS_PER_STEP and MAX_STEPS).
+MAX_MICRO_BATCH = 65_536  # sequences per forward pass
+MAX_THREADS = 1024
+
+
 @dataclass(frozen=True)
 class Config(Validated):
     """Quick: `iclr25-patch-train reproduce --scale quick` (3 seeds x 4 runs, interleaved; 138 s of CPU, 8 min
@@ -111,19 +114,19 @@ class Config(Validated):
     runs: Annotated[
         tuple[str, ...], Satisfies(_check_runs, "include patch; each one of " + ", ".join(RUNS), ("token",))
     ] = ("token", "patch", "scratch", "patch_equal_data")
-    eval_windows: Annotated[int, AtLeast(1), AtMost(MAX_EVAL_WINDOWS)] = (
-        1024  # non-overlapping T-token validation windows (seeded subset; spec: 2,048)
-    )
+    # non-overlapping T-token validation windows (seeded subset; spec: 2,048)
+    eval_windows: Annotated[int, AtLeast(1), AtMost(MAX_EVAL_WINDOWS)] = 1024
     # sequences per forward pass in both stages, as the official scripts (4 per device, gradient accumulation 32 for
     # tokens, 8 for patches): every pass runs the same positions, so equal compute takes equal time; 0 = whole step
-    micro_batch: NonNegativeInt = 4
-    threads: NonNegativeInt = 1  # torch CPU threads (1 is fastest for the tiny model on a shared machine)
+    micro_batch: Annotated[int, AtLeast(0), AtMost(MAX_MICRO_BATCH)] = 4
+    # torch CPU threads (1 is fastest for the tiny model on a shared machine)
+    threads: Annotated[int, AtLeast(0), AtMost(MAX_THREADS)] = 1
     # the training stream is shuffled once per seed in chunks of this many tokens (0: in order)
-    chunk: NonNegativeInt = 512
-    max_len: NonNegativeInt = 0  # model position table; 0 = T
+    chunk: Annotated[int, AtLeast(0), AtMost(MAX_T)] = 512
+    max_len: Annotated[int, AtLeast(0), AtMost(MAX_T)] = 0  # model position table; 0 = T
     # tokens per step of the interleaved token/patch step benchmark (0: micro-batch)
-    bench_tokens_per_step: NonNegativeInt = 4096
-    bench_steps: PositiveInt = 10
+    bench_tokens_per_step: Annotated[int, AtLeast(0), AtMost(MAX_TOKENS_PER_STEP)] = 4096
+    bench_steps: Annotated[int, AtLeast(1), AtMost(MAX_STEPS)] = 10
     # model overrides, e.g. {"n_layers": 4}
     extra: _Overrides = field(default_factory=dict)
     # torch: a plain loop on one process; lightning: the shared Trainer (scale-out, checkpoints)
@@ -214,8 +217,8 @@ class TrainConfig(Validated):
     tokens_per_step: TokensPerStep = 1024
     lr: PositiveFloat = 3e-3
     warmup: NonNegativeFloat = 0.1  # fraction of each stage, or steps if >= 1
-    micro_batch: NonNegativeInt = 0  # sequences per forward (0: the whole step)
-    threads: NonNegativeInt = 1  # torch CPU threads (0: all)
+    micro_batch: Annotated[int, AtLeast(0), AtMost(MAX_MICRO_BATCH)] = 0  # sequences per forward (0: the whole step)
+    threads: Annotated[int, AtLeast(0), AtMost(MAX_THREADS)] = 1  # torch CPU threads (0: all)
 
     def __post_init__(self) -> None:
         super().__post_init__()
