@@ -31,7 +31,13 @@ SPECIFIC: dict[str, list[tuple[list[str], str]]] = {
         (["train", "--data", "xy_ragged.npz", "--out", "t"], "xy_ragged.npz"),  # hostile: X and y of other lengths
         (["debug", "--model", "arch_str.pt", "--train", "digits", "--out", "t"], "arch"),  # hostile: arch a string
     ],
-    "seq2exp": [(["call-peaks", "--bigwig", "bad.bw", "--out", "x.bed"], "bad.bw")],  # hostile (fd level: its tests)
+    "seq2exp": [
+        (["call-peaks", "--bigwig", "bad.bw", "--out", "x.bed"], "bad.bw"),  # hostile (fd level: its tests)
+        (["generate", "--length", "100000000", "--out", "t"], "length"),  # hostile: was a 1.5 TiB allocation
+    ],
+    "compose-decompose": [(["reproduce", "steps=100000000"], "steps")],  # hostile: sizes have upper bounds
+    "tsc-net": [(["reproduce", "train_steps=100000000"], "train_steps")],  # hostile
+    "probe-pruning": [(["reproduce", "seq_len=100000000"], "seq_len")],  # hostile
     "siu-bioactivity": [
         (["train", "--data", "atom3d_bad", "--test", "atom3d_bad", "--out", "t"], "entry 1"),  # hostile: wrong types
     ],
@@ -52,6 +58,7 @@ SPECIFIC: dict[str, list[tuple[list[str], str]]] = {
         (["train", "--lr", "-1"], "lr"),
         (["train", "--out", "."], "current folder"),
         (["sweep", "--seeds", "0", "--out", "t"], "seeds"),
+        (["eval", "--ckpt", "nomodel", "--windows", "100000000"], "windows"),  # hostile: sizes have upper bounds
         (["sweep", "--out", "mine"], "mine"),  # hostile: the user's rows.jsonl and sweep.png stay
         (["overhead", "--out", "mine"], "mine"),  # hostile: the user's overhead.json stays
         (["overhead", "--out", "/proc/iclr25-no/x"], "cannot create"),  # hostile: refused before the study
@@ -62,12 +69,14 @@ SPECIFIC: dict[str, list[tuple[list[str], str]]] = {
         (["speed", "--lengths", "0", "--out", "t"], "lengths"),
         (["speed", "--out", "speed.json"], "speed"),  # hostile: the user's speed.json and speed.md stay
         (["train", "--depth", "100000000", "--out", "t"], "depth"),  # hostile: no more silent hang
+        (["speed", "--threads", "100000000", "--out", "t"], "threads"),  # hostile: was an out-of-memory abort
     ],
     "sa-gfn": [
         (["reproduce", "eps=nan"], "eps"),
         (["train", "--R0", "nan", "--out", "t"], "R0"),
         (["bench", "--iters", "0", "--out", "t"], "iters"),
         (["reproduce", "correctness_objectives="], "correctness_objectives"),  # hostile: an empty list
+        (["reproduce", "ndim=8", "height=64"], "ndim"),  # hostile: 64^8 grid states
     ],
     "lrnn-state-tracking": [
         (["eval", "--ckpt", "afile"], "afile"),
@@ -83,6 +92,7 @@ SPECIFIC: dict[str, list[tuple[list[str], str]]] = {
         (["paired", "--runs", "nosuchdir", "--out", "t"], "nosuchdir"),
         (["train", "steps=0"], "steps"),
         (["sample", "--checkpoint", "x.pt", "--out", "t", "--clip-x0", "nan"], "clip"),
+        (["ts-bench", "--data", "x.csv", "--steps", "100000000"], "steps"),  # hostile: sizes have upper bounds
     ],
     "eci-conformal": [
         (["run", "--data", "ragged.csv", "--column", "y", "--lr", "0.1"], "ragged.csv"),
