@@ -14,9 +14,19 @@ from iclr25.lrnn_state_tracking.reference import delta_rule_recurrent, diagonal_
 from iclr25.shared.device import requires_gpu
 
 
+@pytest.fixture
+def full_float32():
+    """TF32 off for the test: a CUDA run earlier in the same process (`configure_torch`) may have turned it on, and
+    its 10-bit mantissa alone moves the chunked form by ~5e-3."""
+    flags = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = flags
+
+
 @pytest.mark.gpu
 @requires_gpu
-def test_cuda_forms_equal_reference():
+def test_cuda_forms_equal_reference(full_float32):
     g = torch.Generator(device="cuda").manual_seed(0)
     q, k, v = torch.randn(3, 2, 2, 256, 32, device="cuda", generator=g).unbind(0)
     k = torch.nn.functional.normalize(k, dim=-1)
