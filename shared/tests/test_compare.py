@@ -190,3 +190,18 @@ def test_a_comparison_notes_when_either_side_used_native_kernels() -> None:
     assert len(note) == 1 and "baseline used portable" in note[0] and "this run native" in note[0]
     assert note[0] in compare(native, portable).to_markdown()
     assert "not recorded" in compare(portable, _report()).notes[0]  # a baseline from before kernels were recorded
+
+
+@pytest.mark.parametrize(
+    "name", ["timing.total_s", "timing_s.mdn", "maze.clean.train_s", "summary.seq/train_s", "seeds.0.timing.generate_s"]
+)
+def test_seconds_and_timing_groups_are_timings_never_drift(name: str) -> None:
+    old, new = _report(**{name: 4.3}), _report(**{name: 1.8})
+    result = compare(new, old)
+    assert _status(result, name) == TIMING and not result.failed
+
+
+@pytest.mark.parametrize("name", ["train.loss", "n_steps", "rho_s_pairs", "timeless"])
+def test_other_metrics_still_drift(name: str) -> None:
+    result = compare(_report(**{name: 1.8}), _report(**{name: 4.3}))
+    assert _status(result, name) == DRIFTED and result.failed

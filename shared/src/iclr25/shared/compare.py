@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -162,7 +163,12 @@ def _difference(old: Any, new: Any, tolerance: float) -> tuple[str, str]:
 
 
 def _is_timing(name: str) -> bool:
-    return any(word in name for word in TIMING_WORDS)
+    """A duration or a rate: a timing word anywhere, or a path part that is a time in seconds (`train_s`) or a
+    timing group (`timing.total_s`, `timing_s.mdn`)."""
+    parts = re.split(r"[./]", name)
+    return any(word in name for word in TIMING_WORDS) or any(
+        part.endswith("_s") or part.startswith("timing") for part in parts
+    )
 
 
 def _ratio(old: Any, new: Any, name: str = "") -> tuple[str, str]:
