@@ -737,6 +737,9 @@ def _umbrella_parser(papers: dict[str, Paper]) -> Parser:
     from iclr25.shared.site import add_site_parser
 
     add_site_parser(sub)  # `iclr25 site build|serve`: the static results site
+    from iclr25.shared.smoke import add_smoke_parser
+
+    add_smoke_parser(sub)  # `iclr25 smoke`: time every paper's full-preset network for a few steps
     return parser
 
 
@@ -757,6 +760,10 @@ def main(argv: list[str] | None = None) -> int:
         return _cmd_readme(papers, args)
     if args.command == "compare":
         return _cmd_compare(papers, args)
+    if args.command == "smoke":
+        from iclr25.shared.smoke import smoke_main
+
+        return smoke_main(args)
     if args.command == "site":
         from iclr25.shared.site import site_main
 
