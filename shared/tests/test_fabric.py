@@ -79,6 +79,8 @@ def test_checkpoints_are_data(tmp_path: Path) -> None:
         Checkpointer(tmp_path, every=-1)
     with pytest.raises(ValueError, match="strategy"):
         make_fabric("cpu", strategy="horovod")
+    with pytest.raises(ValueError, match="fsdp is offered only where the Lightning Trainer trains"):
+        make_fabric("cpu", strategy="fsdp")  # the rank-0 checkpoints would drop FSDP's shards
     with pytest.raises(ValueError, match="devices"):
         make_fabric("cpu", devices=0)
 

@@ -81,6 +81,11 @@ def make_fabric(
 
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+    if strategy == "fsdp":  # Checkpointer saves one rank-0 state dict: FSDP's sharded parameters would be lost
+        raise ValueError(
+            "--strategy fsdp is offered only where the Lightning Trainer trains (patch-train); this loop checkpoints "
+            "one full state dict from rank 0, which sharded parameters do not give: use ddp"
+        )
     if devices != "auto" and (isinstance(devices, bool) or not isinstance(devices, int) or devices < 1):
         raise ValueError(f"devices must be an integer >= 1 or 'auto', got {devices!r}")
     if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
