@@ -51,6 +51,14 @@ def test_eval_refuses_bad_k(trained, capsys):
     assert "--k" in capsys.readouterr().err
 
 
-def test_full_scale_is_refused_before_a_run_folder_is_made(tmp_path, capsys):
-    assert main(["reproduce", "--scale", "full", "--out", str(tmp_path / "full")]) == 2
-    assert "not built yet" in capsys.readouterr().err and not (tmp_path / "full").exists()
+@pytest.mark.parametrize(
+    ("overrides", "needle"),
+    [([], "data_dir data/sdd"), (["dataset=ethucy", "data_dir=eth"], "not built yet")],
+)
+def test_full_scale_without_its_data_is_refused_before_a_run_folder_is_made(
+    overrides, needle, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)  # the preset's data_dir (data/sdd) is relative: absent here
+    assert main(["reproduce", "--scale", "full", "--out", str(tmp_path / "full"), *overrides]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1 and not (tmp_path / "full").exists()

@@ -16,10 +16,12 @@ from iclr25.shared.cli import (
     add_config_args,
     add_run_args,
     add_verb_args,
+    build_config,
     check_verb_flags,
     config_from_args,
     make_parser,
     package_main,
+    reproduce_command,
 )
 from iclr25.shared.run import open_run_folder
 from iclr25.shared.validate import int_at_most
@@ -40,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser(
         "reproduce", help="run the ci/quick/benchmark/bench/full reproduction and print the claims table"
     )
-    add_run_args(rep, scales=SCALES, presets=PRESETS)
+    add_run_args(rep, scales=SCALES, presets=PRESETS, scale_out=True)
     sim = sub.add_parser("simulate", help="write simulated scenes as Y-Net pickles + mask PNGs (+ exits.json)")
     sim.add_argument("--train-scenes", type=int_at_most(MAX_SCENES), default=40)
     sim.add_argument("--test-scenes", type=int_at_most(MAX_SCENES), default=10)
@@ -68,6 +70,19 @@ def build_parser() -> argparse.ArgumentParser:
         )
         add_verb_args(p)
     return parser
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    """The shared `reproduce` verb, refusing first what this package's loops do not do: several processes, and
+    checkpoints or `--resume` on the simulated presets (only the real-data training is checkpointed)."""
+    if str(args.devices) != "1" or args.num_nodes != 1:
+        raise CliError("reproduce trains in one process here: --devices and --num-nodes take 1")
+    if args.resume is not None or args.checkpoint_every:
+        if args.checkpoint_every < 0:
+            raise CliError(f"--checkpoint-every must be an integer >= 0, got {args.checkpoint_every}")
+        if build_config(PRESETS[args.scale], args.config, args.overrides).dataset == "sim":
+            raise CliError("--resume and --checkpoint-every apply to the real-data run (dataset=sdd, --scale full)")
+    return reproduce_command(SLUG, args, "iclr25.tsc_net.reproduce:run", PRESETS)
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -150,7 +165,11 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
-main = package_main(PROG, build_parser, {"simulate": _simulate, "train": _train, "predict": _predict, "eval": _eval})
+main = package_main(
+    PROG,
+    build_parser,
+    {"reproduce": _reproduce, "simulate": _simulate, "train": _train, "predict": _predict, "eval": _eval},
+)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,9 @@
 Gated (no training, deterministic): the simulator puts no ground-truth point on a non-walkable pixel; CV-K20 beats
 CV; the non-learned geodesic-exits reference beats 0.8 x CV-K20 with fewer obstacle violations. Reported: TSC-lite vs
 CV-K20, scene-aware vs scene-blind, cell goals vs goal regression on irregular agents (benchmark).
+
+Real data (`dataset="sdd"`, the `full` preset): the Y-Net SDD pickles and masks in `data_dir` (`measure_sdd`,
+`sdd_claims`); the official architecture trained with checkpoints, minADE20/minFDE20 overall and per scene.
 """
 
 from __future__ import annotations
@@ -162,19 +165,189 @@ def claims(metrics: dict[str, Any], cfg: Config) -> list[Claim]:
     return out
 
 
+# ------------------------------------------------------------------------------------------------ real data (SDD)
+CHECKPOINT_EVERY = 2000  # training steps between checkpoints of the real-data run (`--checkpoint-every` overrides it)
+SDD_SOURCE = (
+    "get Y-Net's preprocessed SDD (github.com/HarshayuGirase/Human-Path-Prediction, ynet README, Google Drive link): "
+    "data/SDD/{train,test}_trajnet.pkl and data/SDD_semantic_maps/{train,test}_masks/<sceneId>_mask.png, all put "
+    "in that one folder"
+)
+
+
+def sdd_pickle(folder: Path, split: str) -> str | None:
+    """The name (without .pkl) of `split`'s pickle in `folder`: `<split>.pkl` or Y-Net's `<split>_trajnet.pkl`."""
+    for name in (split, f"{split}_trajnet"):
+        if (folder / f"{name}.pkl").is_file():
+            return name
+    return None
+
+
+def missing_sdd_files(folder: Path) -> str | None:
+    """What a real-data run would lack in `folder` (one line, with where to get it), or None when all is there:
+    the folder, `train.pkl` and `test.pkl` (or Y-Net's `*_trajnet.pkl`), and every scene's `<sceneId>_mask.png`."""
+    from iclr25.tsc_net.data import load_ynet_pickle
+
+    where = f"{folder} ({folder.resolve()})"
+    if not folder.is_dir():
+        return f"dataset=sdd: data_dir {where} is not a folder; {SDD_SOURCE}"
+    names = {split: sdd_pickle(folder, split) for split in ("train", "test")}
+    lacking = [f"{split}.pkl (or {split}_trajnet.pkl)" for split, name in names.items() if name is None]
+    if lacking:
+        return f"dataset=sdd: data_dir {where} lacks {' and '.join(lacking)}; {SDD_SOURCE}"
+    for name in names.values():
+        scenes = sorted(map(str, load_ynet_pickle(folder / f"{name}.pkl")["sceneId"].unique()))
+        absent = [s for s in scenes if not (folder / f"{s}_mask.png").is_file()]
+        if absent:
+            shown = ", ".join(f"{s}_mask.png" for s in absent[:3]) + (", ..." if len(absent) > 3 else "")
+            return (
+                f"dataset=sdd: data_dir {where} lacks the masks of {len(absent)} of the {len(scenes)} scenes of "
+                f"{name}.pkl ({shown}); {SDD_SOURCE}"
+            )
+    return None
+
+
+def measure_sdd(cfg: Config, run: Any) -> tuple[dict[str, Any], dict[str, float], list[str]]:
+    """Real data: load the SDD train/test splits from `cfg.data_dir` (official filter: no future step > 90 px),
+    evaluate CV and CV-K20, train each model of `cfg.models` with checkpoints (`--resume auto` continues them) and
+    evaluate best-of-K (K = n_cvae x n_cell) overall and per scene; (metrics, throughput, figures)."""
+    import torch
+
+    from iclr25.tsc_net.baselines import ConstantVelocity
+    from iclr25.tsc_net.data import load_dataset
+    from iclr25.tsc_net.metrics import summarize
+    from iclr25.tsc_net.training import AugmentedScenes, build_model, predict_clips, train_model
+    from iclr25.tsc_net.workflows import SDD_MAX_STEP
+
+    device = run.device  # resolving the device configures torch's threads: set ours after it
+    torch.set_num_threads(max(1, cfg.threads))
+    folder = Path(cfg.data_dir)
+    train, train_masks, _ = load_dataset(folder, sdd_pickle(folder, "train") or "train", SDD_MAX_STEP)
+    test, test_masks, _ = load_dataset(folder, sdd_pickle(folder, "test") or "test", SDD_MAX_STEP)
+    test = cap_clips(test, cfg.max_test_peds)
+    obs, fut = test.pos[:, :8], test.pos[:, 8:]
+    metrics: dict[str, Any] = {
+        "data": {
+            "data_dir": str(folder.resolve()), "train_peds": len(train), "train_clips": len(np.unique(train.group)),
+            "train_scenes": len(train.scene_ids), "test_peds": len(test), "test_clips": len(np.unique(test.group)),
+            "test_scenes": len(np.unique(test.scene)),
+            "gt_on_obstacles": gt_on_obstacles(train, train_masks) + gt_on_obstacles(test, test_masks),
+        }
+    }  # fmt: skip
+
+    def ev(pred, goals=None):
+        row = summarize(pred, goals, fut, test_masks, test.scene, test.irregular)
+        scenes = {}
+        for s in np.unique(test.scene):
+            sel = test.scene == s
+            part = summarize(pred[:, sel], None if goals is None else goals[:, sel], fut[sel], test_masks,
+                             test.scene[sel], test.irregular[sel])["all"]  # fmt: skip
+            scenes[test.scene_ids[s]] = {k: part[k] for k in ("minADE", "minFDE", "n")}
+        row["per_scene"] = scenes
+        row["scene_mean"] = {k: float(np.mean([v[k] for v in scenes.values()])) for k in ("minADE", "minFDE")}
+        return row
+
+    rng = np.random.default_rng(run.seed)
+    metrics["cv"] = ev(ConstantVelocity().predict(obs))
+    metrics["cv_k20"] = ev(ConstantVelocity(cfg.n_cvae * cfg.n_cell).predict(obs, rng))
+    throughput: dict[str, float] = {}
+    samples: dict[str, np.ndarray] = {}
+    arch = arch_config(cfg)
+    train_scenes = AugmentedScenes(train_masks, arch.n_classes, arch.map_scale, cfg.augment)
+    test_scenes = AugmentedScenes(test_masks, arch.n_classes, arch.map_scale, False)
+    for kind in cfg.models:
+        runs = []
+        for s in range(cfg.seeds):
+            seed = run.seed + s
+            torch.manual_seed(seed)
+            model = build_model(kind, arch)
+            log = lambda d, step, k=kind, s=s: run.logger.log({f"{k}/seed{s}/{n}": v for n, v in d.items()}, step)  # noqa: E731
+            info = train_model(
+                model, train, train_scenes, cfg.train_steps, cfg.lr, seed, cfg.batch_peds, cfg.batch_cap,
+                progress=lambda it, k=kind: run.progress(it, desc=f"train {k}", unit="step"), log=log,
+                device=device, checkpointer=run.checkpointer(CHECKPOINT_EVERY, name=f"{kind}-seed{s}"),
+                resume=run.scale_out.resume,
+            )  # fmt: skip
+            traj, goals, secs = predict_clips(model, test, test_scenes, cfg.n_cvae, cfg.n_cell, seed, device=device)
+            row = ev(traj, goals)
+            row["train"] = {k: info[k] for k in ("train_s", "train_peds", "train_peds_per_s", "total") if k in info}
+            row["predict_s"] = secs
+            runs.append(row)
+            if s == 0:
+                samples[kind] = traj
+                throughput[f"{kind}_train_peds_per_s"] = info["train_peds_per_s"]
+                throughput[f"{kind}_predict_peds_per_s"] = len(test) / max(secs, 1e-9)
+        metrics[kind] = runs[0] if cfg.seeds == 1 else _mean_runs(runs)
+    figures = []
+    if cfg.plot and samples:
+        figures.append(plot_samples(run.dir / "samples.png", test, test_masks, samples))
+    return metrics, throughput, figures
+
+
+def paper_scale(cfg: Config) -> bool:
+    """Whether `cfg` trains the official SDD architecture at least as long as the `full` preset (the paper's
+    200 epochs): only then are the learned-model claims on real data gated."""
+    return cfg.arch == "sdd" and cfg.train_steps >= PRESETS["full"].train_steps
+
+
+def sdd_claims(metrics: dict[str, Any], cfg: Config) -> list[Claim]:
+    """Real-data claims. The paper's SDD table was not found, so no claim carries a paper value. Gated: CV-K20 beats
+    CV (data and metric pipeline, no training); at paper scale also TSC-Net's minADE20 < CV-K20's and minFDE20 <=
+    tsc_ratio x CV-K20's. Reported: scene-aware vs scene-blind (violations, minFDE20)."""
+    cv, cvk = metrics["cv"]["all"], metrics["cv_k20"]["all"]
+    gate = paper_scale(cfg)
+    out = [
+        Claim("sdd_cvk20_beats_cv", "SDD: CV-K20 minFDE20 < CV minFDE (px; no training)", None, round(cvk["minFDE"], 3),
+              f"< CV {cv['minFDE']:.3f}", cvk["minFDE"] < cv["minFDE"], True, 0.5),
+    ]  # fmt: skip
+    if "tsc" in metrics:
+        tsc = metrics["tsc"]["all"]
+        out += [
+            Claim("sdd_tsc_minADE20", "SDD: TSC-Net minADE20 (px; paper value not found) < CV-K20 minADE20", None,
+                  round(tsc["minADE"], 3), f"< CV-K20 {cvk['minADE']:.3f}", tsc["minADE"] < cvk["minADE"], gate, 1.0),
+            Claim("sdd_tsc_minFDE20", "SDD: TSC-Net minFDE20 (px; paper value not found) vs CV-K20 minFDE20", None,
+                  round(tsc["minFDE"], 3), f"<= {cfg.tsc_ratio} x CV-K20 {cvk['minFDE']:.3f}",
+                  tsc["minFDE"] <= cfg.tsc_ratio * cvk["minFDE"], gate, 2.0),
+        ]  # fmt: skip
+    if "tsc" in metrics and "blind" in metrics:
+        tsc, blind = metrics["tsc"]["all"], metrics["blind"]["all"]
+        out += [
+            Claim("sdd_violations_scene_vs_blind", "SDD: obstacle-violation rate, scene-aware TSC-Net < scene-blind",
+                  None, round(tsc["violation"], 4), f"< blind {blind['violation']:.4f}",
+                  tsc["violation"] < blind["violation"], False, 1.0),
+            Claim("sdd_fde_scene_vs_blind", "SDD: TSC-Net minFDE20 / scene-blind minFDE20", None,
+                  round(tsc["minFDE"] / blind["minFDE"], 4), f"<= {cfg.blind_ratio}",
+                  tsc["minFDE"] <= cfg.blind_ratio * blind["minFDE"], False, 1.0),
+        ]  # fmt: skip
+    return out
+
+
 def _check_dataset(scale: str, config: Config) -> None:
-    """Refuse a real-data preset before a run folder is made: only the simulated scenes are built."""
-    if config.dataset != "sim":
+    """Refuse, before a run folder is made, a real-data run whose files are missing (one line: what, where, and
+    where to get it), and the ETH/UCY reproduction, which is not built."""
+    if config.dataset == "sim":
+        return
+    if config.dataset != "sdd":
         raise ValueError(
-            f"dataset={config.dataset}: the real-data reproduction is not built yet; use `train --data` with the "
-            "loaders (see README, Not done)"
+            f"dataset={config.dataset}: the {config.dataset} reproduction is not built yet (only dataset=sdd); use "
+            "`train --data` with the loaders (see README, Not done)"
         )
+    problem = missing_sdd_files(Path(config.data_dir))
+    if problem:
+        raise ValueError(problem)
 
 
 @reproduction(SLUG, PRESETS, check=_check_dataset)
 def run(r: Run) -> Report:
-    """Run the `scale` preset (ci, quick, benchmark, full) into `out`; returns the Report with its claims."""
+    """Run the `scale` preset (ci, quick, benchmark, bench, full) into `out`; returns the Report with its claims."""
     cfg = r.config
+    if cfg.dataset == "sdd":
+        metrics, throughput, figures = measure_sdd(cfg, r)
+        notes = (
+            f"SDD (Y-Net split) from {metrics['data']['data_dir']}; numbers in pixels, K = {cfg.n_cvae * cfg.n_cell}. "
+            "The paper's SDD table was not found: no paper values. Learned-model claims are gated only at paper "
+            f"scale (train_steps >= {PRESETS['full'].train_steps}, official architecture)."
+        )
+        return r.report(sdd_claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)
     metrics, throughput, figures = measure(cfg, r)
     notes = (
         "Simulated scenes (spec §6a); numbers in pixels. The paper's tables were not found: no paper values. "
@@ -183,4 +356,4 @@ def run(r: Run) -> Report:
     return r.report(claims(metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes)
 
 
-__all__ = ["claims", "measure", "run"]
+__all__ = ["claims", "measure", "measure_sdd", "run", "sdd_claims"]

@@ -3,8 +3,10 @@ pedestrians (cap 64), x8 rotation/flip augmentation of maps and coordinates, bes
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -85,16 +87,25 @@ def to_batch(clips: Clips, idx: np.ndarray, scenes: AugmentedScenes, rng: np.ran
 def train_model(
     model: TSCNet, clips: Clips, scenes: AugmentedScenes, steps: int, lr: float, seed: int,
     min_peds: int = 32, cap: int = 64, progress: Callable | None = None, log: Callable | None = None,
-    device: str = "cpu",
+    device: str = "cpu", checkpointer: Any = None, resume: str | None = None,
 ) -> dict[str, float]:  # fmt: skip
-    """Adam for `steps` batches (epochs of shuffled whole-clip batches); returns timing and the last losses."""
+    """Adam for `steps` batches (epochs of shuffled whole-clip batches); returns timing and the last losses.
+
+    `checkpointer` (an `iclr25.shared.fabric.Checkpointer`): save the loop's state (model, optimizer, step, the batch
+    RNG and the batches left in the epoch, plus the global RNGs) every `checkpointer.every` steps and after the last
+    one; `resume` ("auto": its newest checkpoint, or a file) continues from a saved state with the same batches."""
     rng = np.random.default_rng(seed)
     model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     model.train()
     batches: list[np.ndarray] = []
     seen, t0, last = 0, time.perf_counter(), {}
-    it = range(steps) if progress is None else progress(range(steps))
+    start = 0
+    if checkpointer is not None:
+        state = _loop_state(model, opt, 0, rng, batches)
+        if checkpointer.resume(resume, state) is not None:
+            start, batches = _restore_loop(state, rng)
+    it = range(start, steps) if progress is None else progress(range(start, steps))
     for step in it:
         if not batches:
             batches = make_batches(clips, rng, min_peds, cap)
@@ -107,8 +118,26 @@ def train_model(
         last = {k: float(v.detach()) for k, v in losses.items()}
         if log is not None and (step % 20 == 0 or step == steps - 1):
             log({f"loss/{k}": v for k, v in last.items()}, step)
+        if checkpointer is not None and step + 1 < steps:
+            checkpointer.maybe_save(_loop_state(model, opt, step + 1, rng, batches))
+    if checkpointer is not None and start < steps:
+        checkpointer.save(_loop_state(model, opt, steps, rng, batches))
     wall = time.perf_counter() - t0
     return {"train_s": wall, "train_peds": seen, "train_peds_per_s": seen / max(wall, 1e-9), **last}
+
+
+def _loop_state(model: TSCNet, opt: Any, step: int, rng: np.random.Generator, batches: list[np.ndarray]) -> dict:
+    """What `train_model` needs to continue exactly: tensors, numbers and strings only (a checkpoint is data)."""
+    return {
+        "model": model, "optimizer": opt, "step": step, "batch_rng": json.dumps(rng.bit_generator.state),
+        "batches": [torch.as_tensor(b, dtype=torch.long) for b in batches],
+    }  # fmt: skip
+
+
+def _restore_loop(state: dict, rng: np.random.Generator) -> tuple[int, list[np.ndarray]]:
+    """The step and the batches left in the epoch of a loaded `_loop_state`; `rng` gets its saved state back."""
+    rng.bit_generator.state = json.loads(state["batch_rng"])
+    return int(state["step"]), [np.asarray(b, dtype=np.int64) for b in state["batches"]]
 
 
 @torch.no_grad()
