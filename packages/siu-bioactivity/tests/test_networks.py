@@ -1,5 +1,5 @@
-"""The full preset's networks: shapes, SE(3) invariance, pocket-only ablation, and the real-data loop on a tiny
-generated Uni-Mol LMDB."""
+"""The full preset's networks: shapes, SE(3) invariance, pocket-only ablation, the real-data loop on a tiny
+generated Uni-Mol LMDB, and `reproduce --scale full` on a tiny generated SIU folder (and its refusals)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import json
 from dataclasses import replace
 
 import numpy as np
+import pytest
 import torch
 
-from iclr25.siu_bioactivity.config import PRESETS
+from iclr25.siu_bioactivity.config import PRESETS, SPLIT_FILES
 from iclr25.siu_bioactivity.data import make_world
 from iclr25.siu_bioactivity.formats import write_unimol_lmdb
 from iclr25.siu_bioactivity.networks import DenseGCN, DualEncoder
@@ -77,16 +78,108 @@ def test_gcn_shapes_invariance_and_pocket_only():
     assert not torch.allclose(net(dict(b, features=feats)), y)
 
 
+def write_tiny_siu(root, splits=("split_60",), seed=1):
+    """A tiny SIU folder: `<split>/{train,valid,test}.lmdb` in the Uni-Mol format, from the generator's records
+    (whole pockets on each side: train and test from one world, valid = the test pockets of another)."""
+    for k, split in enumerate(splits):
+        w = make_world(TINY, seed + k)
+        valid = make_world(replace(TINY, test_pockets=2), seed + 100 + k).test
+        write_unimol_lmdb(w.siu.to_records(), root / split / "train.lmdb")
+        write_unimol_lmdb(valid.to_records(), root / split / "valid.lmdb")
+        write_unimol_lmdb(w.test.to_records(), root / split / "test.lmdb")
+    return root
+
+
 def test_run_real_on_tiny_lmdb(tmp_path):
-    w = make_world(TINY, 1)
-    root = tmp_path / "siu" / "split_60"
-    write_unimol_lmdb(w.siu.to_records(), root / "train.lmdb")
-    write_unimol_lmdb(w.test.to_records(), root / "test.lmdb")
+    write_tiny_siu(tmp_path / "siu")
     out = tmp_path / "out"
     out.mkdir()
     res = run_real(replace(TINY, data_dir=str(tmp_path / "siu")), out, "cpu", 0)
     assert set(res) == {"split_60/unimol", "split_60/unimol-pocket", "split_60/gcn", "split_60/gcn-pocket"}
+    for r in res.values():
+        assert len(r["train"]["valid_mse"]) == TINY.full_epochs and r["train"]["best_epoch"] >= 1
+        assert r["sizes"]["valid"] > 0
     for name in ("split_60/unimol-pocket", "split_60/gcn-pocket"):
         assert all(np.isnan(v["pearson_star"]) for t, v in res[name]["test"].items() if v["n"])
     assert json.loads((out / "real_results.json").read_text()).keys() == res.keys()
     assert (out / "pred_split_60_gcn.npz").is_file()
+
+
+# tiny overrides of the full preset (the synthetic study at one small seed, one-epoch small networks)
+TINY_FULL = [
+    "seeds=0",
+    "train_pockets=6",
+    "test_pockets=3",
+    "ligands_per_pocket=6",
+    "test_ligands_per_pocket=6",
+    "matched_pockets=0",
+    "diagnostics=false",
+    "figures=false",
+    "splits=split_60",
+    "full_epochs=1",
+    "full_batch=8",
+    "full_dim=16",
+    "full_heads=2",
+    "full_layers=1",
+]
+
+
+def test_full_preset_config_is_paper_scale():
+    full, quick = PRESETS["full"], PRESETS["quick"]
+    assert full != quick and full.data_dir == ""
+    assert (full.full_layers, full.full_dim, full.full_heads) == (15, 512, 64)
+    assert (full.full_epochs, full.full_batch, full.full_lr, full.full_pocket_atoms) == (50, 96, 1e-4, 256)
+    assert full.splits == ("split_60", "split_90") and full.full_max_train == 0
+    # the synthetic study of `full` is the quick one
+    synthetic = {k: v for k, v in vars(full).items() if not k.startswith("full_")}
+    assert synthetic == {k: v for k, v in vars(quick).items() if not k.startswith("full_")}
+
+
+def test_reproduce_full_on_tiny_siu_folder(tmp_path, capsys):
+    from iclr25.siu_bioactivity.cli import main
+
+    data = write_tiny_siu(tmp_path / "siu")
+    out = tmp_path / "run"
+    rc = main(["reproduce", "--scale", "full", "--out", str(out), "--device", "cpu", f"data_dir={data}", *TINY_FULL])
+    assert rc in (0, 1)
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["scale"] == "full" and saved["config"]["full_layers"] == 1
+    names = {c["name"]: c for c in saved["claims"]}
+    for net in ("unimol", "gcn"):
+        assert f"real_split_60_{net}_pearson_star" in names and f"real_split_60_{net}_global_gap" in names
+    po = names["real_split_60_pocket_only_star_undefined"]
+    assert po["gated"] and po["holds"]
+    assert "pocket_only_star_undefined" in names  # the synthetic study ran too
+    assert set(saved["metrics"]["real"]) == {f"split_60/{k}" for k in ("unimol", "unimol-pocket", "gcn", "gcn-pocket")}
+    assert (out / "real_results.json").is_file() and (out / "pred_split_60_unimol.npz").is_file()
+    assert "real_split_60_unimol_pearson_star" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("make", "needle"),
+    [
+        (None, "pass data_dir="),
+        ("nothing", "is not a folder"),
+        ("empty", "missing split_60/train.lmdb, split_60/valid.lmdb, split_60/test.lmdb, split_90/train.lmdb"),
+        ("no_valid", "missing split_60/valid.lmdb, split_90/valid.lmdb"),
+    ],
+)
+def test_reproduce_full_refuses_missing_data_before_any_work(tmp_path, capsys, make, needle):
+    from iclr25.siu_bioactivity.cli import main
+
+    argv = ["reproduce", "--scale", "full", "--out", str(tmp_path / "run")]
+    data = tmp_path / "siu"
+    if make == "empty":
+        data.mkdir()
+    elif make == "no_valid":
+        for split in ("split_60", "split_90"):
+            (data / split).mkdir(parents=True)
+            for name in SPLIT_FILES:
+                if name != "valid.lmdb":
+                    (data / split / name).write_bytes(b"")
+    if make is not None:
+        argv.append(f"data_dir={data}")
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0] and "bgao95/SIU" in err[0], err
+    assert not (tmp_path / "run").exists()  # refused before the run folder (and the synthetic study)

@@ -3,7 +3,8 @@ Atom3D-style GCN, multi-task 5 heads with masked MSE, and their pocket-only abla
 
 Harness as in the official Uni-Mol fine-tuning: Adam, linear warm-up over 6 % of the steps then polynomial (linear)
 decay, gradient clipping at 1.0, one conformation drawn uniformly per complex and epoch (the first at evaluation),
-hydrogens removed, pocket cropped to the `full_pocket_atoms` atoms nearest the ligand, coordinates centred.
+hydrogens removed, pocket cropped to the `full_pocket_atoms` atoms nearest the ligand, coordinates centred; the
+weights of the epoch with the lowest masked MSE on `valid.lmdb` are the ones tested (Uni-Core's checkpoint_best).
 """
 
 from __future__ import annotations
@@ -120,8 +121,10 @@ def train_network(
     device: str,
     seed: int,
     progress: Callable[..., Any] | None = None,
-) -> dict[str, float]:
-    """Adam + warm-up/linear decay + clipping on masked MSE; one random conformation per complex and epoch."""
+    valid: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Adam + warm-up/linear decay + clipping on masked MSE; one random conformation per complex and epoch. With
+    `valid` records, the masked MSE on them after every epoch picks the weights the model keeps (the best epoch)."""
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
     model.to(device).train()
@@ -132,7 +135,10 @@ def train_network(
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm))
     )
-    t0, seen, last = time.perf_counter(), 0, float("nan")
+    t0, seen, last, t_valid = time.perf_counter(), 0, float("nan"), 0.0
+    valid_mse: list[float] = []
+    best: dict[str, torch.Tensor] | None = None
+    best_epoch, best_mse = 0, float("inf")
     epochs = (
         range(cfg.full_epochs) if progress is None else progress(range(cfg.full_epochs), desc="epochs", unit="epoch")
     )
@@ -153,7 +159,42 @@ def train_network(
             sched.step()
             seen += len(idx)
             last = loss.item()
-    return {"final_loss": last, "train_samples_per_s": seen / (time.perf_counter() - t0)}
+        if valid:
+            tv = time.perf_counter()
+            valid_mse.append(valid_loss(model, valid, cfg, vocabs, device))
+            if valid_mse[-1] < best_mse:  # NaN (no labelled valid entry) never wins: the last epoch is kept
+                best_epoch, best_mse = len(valid_mse), valid_mse[-1]
+                best = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+            model.train()
+            t_valid += time.perf_counter() - tv
+    elapsed = time.perf_counter() - t0 - t_valid
+    if best is not None:
+        model.load_state_dict(best)
+    out: dict[str, Any] = {
+        "final_loss": last,
+        "train_samples_per_s": seen / elapsed,
+        "train_s": elapsed,
+        "valid_s": t_valid,
+    }
+    if valid_mse:
+        out |= {"valid_mse": valid_mse, "best_epoch": best_epoch or len(valid_mse)}
+    return out
+
+
+@torch.no_grad()
+def valid_loss(
+    model: torch.nn.Module, records: list[dict[str, Any]], cfg: Any, vocabs: tuple[Vocab, Vocab], device: str
+) -> float:
+    """Masked MSE over `records` (first conformation; mean over every labelled entry)."""
+    model.to(device).eval()
+    total, count = 0.0, 0
+    for s in range(0, len(records), cfg.full_batch):
+        batch = records[s : s + cfg.full_batch]
+        b = {k: v.to(device) for k, v in collate(batch, np.zeros(len(batch), int), cfg, *vocabs).items()}
+        mask = b["labels"] >= 0
+        total += float((((model(b).float() - b["labels"]) ** 2) * mask).sum())
+        count += int(mask.sum())
+    return total / count if count else float("nan")
 
 
 @torch.no_grad()
@@ -183,7 +224,8 @@ def predict(
 def run_real(
     cfg: Any, folder: Path, device: str, seed: int, progress: Callable[..., Any] | None = None
 ) -> dict[str, Any]:
-    """Per split: train unimol / gcn and their pocket-only ablations on train.lmdb, evaluate on test.lmdb."""
+    """Per split: train unimol / gcn and their pocket-only ablations on train.lmdb (best epoch on valid.lmdb),
+    evaluate per pocket on test.lmdb."""
     from iclr25.siu_bioactivity.formats import read_unimol_lmdb
 
     results: dict[str, Any] = {}
@@ -192,6 +234,7 @@ def run_real(
         train = read_unimol_lmdb(root / "train.lmdb")
         if cfg.full_max_train:
             train = [train[i] for i in np.random.default_rng(seed).permutation(len(train))[: cfg.full_max_train]]
+        valid = read_unimol_lmdb(root / "valid.lmdb")
         test = read_unimol_lmdb(root / "test.lmdb")
         mol = Vocab([ligand_element(a).upper() for r in train for a in r["atoms"]])
         pkt = Vocab([pocket_element(a).upper() for r in train for a in r["pocket_atoms"]])
@@ -201,9 +244,13 @@ def run_real(
             for pocket_only in (False, True):
                 name = f"{split}/{kind}" + ("-pocket" if pocket_only else "")
                 net = build(kind, cfg, mol, pkt, pocket_only)
-                stats = train_network(net, train, cfg, (mol, pkt), device, seed, progress)
+                stats = train_network(net, train, cfg, (mol, pkt), device, seed, progress, valid)
                 pred = predict(net, test, cfg, (mol, pkt), device, pocket_only)
-                results[name] = {"train": stats, "test": evaluate_bioactivity(pred, target, ids)}
+                results[name] = {
+                    "train": stats,
+                    "test": evaluate_bioactivity(pred, target, ids),
+                    "sizes": {"train": len(train), "valid": len(valid), "test": len(test)},
+                }
                 arrays = {"pred": pred, "target": target, "pocket_ids": ids}
                 save_arrays(folder / f"pred_{name.replace('/', '_')}.npz", arrays)
         write_text(folder / "real_results.json", json.dumps(results, indent=1, default=float))
