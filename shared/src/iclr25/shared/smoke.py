@@ -162,7 +162,7 @@ def _time_one(slug: str, spec: SmokeSpec, device: str, steps: int, budget_s: flo
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
     except subprocess.TimeoutExpired:
-        return _row(slug, "timed out", device, **base, note=f"no result within the budget of {budget_s:.0f} s")
+        return _row(slug, "timed out", device, **{**base, "note": f"no result within the budget of {budget_s:.0f} s"})
     result = next((line[len(RESULT) :] for line in done.stdout.splitlines()[::-1] if line.startswith(RESULT)), None)
     if done.returncode != 0 or result is None:
         lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
@@ -170,7 +170,7 @@ def _time_one(slug: str, spec: SmokeSpec, device: str, steps: int, budget_s: flo
         return _row(slug, "error", device, **{**base, "note": f"error: {last[:300]}"})
     measured = json.loads(result)
     if measured["steps"] < 1 or measured["seconds"] <= 0:
-        return _row(slug, "timed out", device, **base, note="no step finished within the budget")
+        return _row(slug, "timed out", device, **{**base, "note": "no step finished within the budget"})
     rate = measured["steps"] / measured["seconds"]
     note = base["note"]
     if measured["steps"] < steps:

@@ -117,3 +117,13 @@ PRESETS: dict[str, Config] = {
         eval_games=5000,
     ),
 }
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.compose_decompose.smoke:build",
+    full_steps=1_350_000,
+    what="image game on 64x64 shapes: CNN Sender + codebook (K 12, dim 16) + Receiver, batch 64",
+    steps_note="estimate: 3 data sets x 3 channels x 5 seeds x (20,000 + 10,000 compose) steps; ablations not counted",
+)

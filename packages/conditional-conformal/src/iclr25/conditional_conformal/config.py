@@ -135,3 +135,13 @@ PRESETS: dict[str, Config] = {
         data_dir="data",
     ),
 }
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.conditional_conformal.smoke:build",
+    full_steps=632_000,
+    what="mixture density network, 10 components, 2 x 100 hidden, batch 128 (the package trains it on the CPU)",
+    steps_note="estimate: 8 seeds x 1,000 epochs x 79 batches (synthetic part; Rosenbrock and real data not counted)",
+)

@@ -211,3 +211,13 @@ class TrainConfig(Validated):
     def __post_init__(self) -> None:
         super().__post_init__()
         _check_user_data(self)
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.dist_loss.smoke:build",
+    full_steps=1_134_000,
+    what="tabular MLP 16-64-64-1 with Dist Loss, batch 512 (the full preset runs the synthetic data)",
+    steps_note="estimate: 3 seeds x 7 methods x 180 epochs x 300 batches of 512",
+)

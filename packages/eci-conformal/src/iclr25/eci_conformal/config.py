@@ -86,3 +86,8 @@ PRESETS: dict[str, Config] = {
     # CSVs are in data_dir. Scalar recursions on the CPU (a GPU does not help): about 2 min of CPU on one core.
     "full": Config(seeds=50, mix1_seeds=20, validity_n=100000),
 }
+
+
+from iclr25.shared.smoke import NoGpuWork  # noqa: E402
+
+SMOKE = NoGpuWork("online conformal updates over AR/OLS forecasts in NumPy; no network is trained")

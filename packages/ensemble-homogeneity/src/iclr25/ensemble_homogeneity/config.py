@@ -176,3 +176,14 @@ PRESETS: dict[str, Config] = {
         threads=4,
     ),
 }
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.ensemble_homogeneity.smoke:build",
+    full_steps=391_000,
+    what="CIFAR-10 CNN width 160, 100 members batched, batch 128 (the widest run)",
+    steps_note="at most: 5 widths x 200 epochs x 391 batches; training stops at interpolation",
+    cpu_scale="width 10 (the narrowest run), 2 of 100 members, batch 32",
+)

@@ -157,3 +157,10 @@ class StudyConfig(Validated):
     dir: Text = ""  # the official repository's results/ folder (or one task's sub-folder)
     task: Annotated[str, OneOf(STUDY_TASKS)] = "bios"
     n_boot: Annotated[int, AtLeast(10), AtMost(MAX_BOOT)] = 1000
+
+
+from iclr25.shared.smoke import NoGpuWork  # noqa: E402
+
+SMOKE = NoGpuWork(
+    "conformal sets and a decision simulation over fixed classifier scores in NumPy; no network is trained"
+)

@@ -130,3 +130,14 @@ PRESETS: dict[str, Config] = {
     # (training ~8-15 min, explanations ~5 min); without data_dir it runs on random-label synthetic images.
     "full": Config(sections=SECTIONS),
 }
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.hd_explain.smoke:build",
+    full_steps=11_730,
+    what="ResNet-18 width 64 on 32x32 CIFAR-10, batch 128",
+    steps_note="30 epochs x 391 batches (one network; the MLP sections are negligible)",
+    cpu_scale="batch 16 of 128",
+)

@@ -211,3 +211,14 @@ class BoundConfig(Validated):
     n_eff: Annotated[str, OneOf(N_EFF)] = "token"
     delta: Annotated[float, InRange(0.0, 1.0, low_open=True, high_open=True)] = 0.05
     c: PositiveFloat = 10.0
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.icl_emergence.smoke:build",
+    full_steps=620_000,
+    what="AR transformer 6 layers, d_model 256, 8 heads, T 64 vectors in R^5, batch 128",
+    steps_note="9 topic counts x 3 seeds x 20,000 steps + 4 GINC runs x 20,000 (4 layers, counted alike)",
+    cpu_scale="batch 16 of 128",
+)

@@ -130,3 +130,13 @@ PRESETS: dict[str, Config] = {
     # acquire 30), 3 runs, exact FI vs subsampling (alpha = 0.2). About 30-60 min on one GPU (estimate).
     "full": Config(image_runs=3),
 }
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.influence_selection.smoke:build",
+    full_steps=63_900,
+    what="MNIST CNN (2 conv + 2 dense), batch 64, retrained each active-learning round",
+    steps_note="3 runs x 6 strategies x sum over 15 rounds of 50 epochs x ceil(labelled/64) = 3,550 steps",
+)

@@ -208,3 +208,14 @@ class TrainConfig(Validated):
         super().__post_init__()
         if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
             raise ValueError(f"d_model / n_heads must be an even integer, got {self.d_model} / {self.n_heads}")
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.probe_pruning.smoke:build",
+    full_steps=700,
+    what="TinyLlama d 64, 4 layers, byte vocabulary, batch 16 x 1,024 tokens",
+    steps_note="1 seed x 700 steps (pruning itself trains nothing)",
+    cpu_scale="batch 2 of 16",
+)
