@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import sys
 import time
 from dataclasses import dataclass
@@ -328,3 +329,14 @@ def test_validators_accept_good_values() -> None:
     assert (
         validate.check_text("data_dir", "") == "" and validate.check_text("corpus", "c.txt", nonempty=True) == "c.txt"
     )
+
+
+def test_log_scalars_logs_every_finite_number_of_a_nested_dict(tmp_path: Path) -> None:
+    import numpy as np
+
+    with start_run("demo", "quick", PRESETS, out=tmp_path / "run") as run:
+        results = {"coverage": np.float64(0.9), "widths": {"mean": 2.5, "all": [1.0, 2.0]}, "ok": True, "nan": math.nan}
+        run.log_scalars(results, step=3, prefix="seed/")
+        run.report([], {})
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert rows == [{"seed/coverage": 0.9, "seed/widths/mean": 2.5, "step": 3}]

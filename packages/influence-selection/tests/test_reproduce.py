@@ -75,12 +75,15 @@ def test_ci_numbers_do_not_depend_on_the_thread_count(ci_one_thread, tmp_path: P
 
 
 class _Plain:
-    """The two things `measure` needs from a run (seed, progress), without the run layer's thread pinning."""
+    """What `measure` needs from a run (seed, progress, a logger), without the run layer's thread pinning."""
 
     seed = 0
 
     def progress(self, iterable, **_):
         return iterable
+
+    def log_scalars(self, *_, **__) -> None:
+        """Log nothing."""
 
 
 def _measured(n: int) -> tuple[list, dict]:

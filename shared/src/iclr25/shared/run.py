@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import math
 import os
 import secrets
 import shutil
@@ -491,6 +492,22 @@ class Run:
                 self.dir, wandb=self.wandb, name=f"{self.slug}-{self.command}-{self.scale}", config=config
             )
         return self._logger
+
+    def log_scalars(self, values: dict[str, Any], step: int | None = None, prefix: str = "") -> None:
+        """Log every finite number of a nested metrics dict (one row, keys joined with "/" under `prefix`), for
+        studies whose parts are not training loops: a seed's or a repetition's results land in metrics.jsonl/csv
+        (and wandb) as they are measured."""
+        from iclr25.shared.results import _flatten
+
+        row = {}
+        for key, value in _flatten(values).items():
+            if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
+                value = value.item()
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                continue
+            row[f"{prefix}{key.replace('.', '/')}"] = value
+        if row:
+            self.logger.log(row, step=step)
 
     def progress(
         self, iterable: Iterable[Any] | None = None, *, total: float | None = None, desc: str = "", unit: str = "it"

@@ -395,6 +395,8 @@ def measure(cfg: Config, run: Any = None, seed: int = 0) -> dict[str, Any]:
         t0 = time.perf_counter()
         metrics[part] = fn(*args, **kwargs)
         metrics["timing_s"][part] = time.perf_counter() - t0
+        if run is not None:  # each part's scalars and its time, as the part ends
+            run.log_scalars({**metrics[part], "seconds": metrics["timing_s"][part]}, prefix=f"{part}/")
 
     quantiles = None
     if cfg.cqr and ("synthetic" in cfg.parts or "mdn" in cfg.parts):

@@ -480,6 +480,7 @@ def measure(
                     "median_width": float(np.mean(g.med[(m, lr_)])),
                 }
         metrics[key] = summary
+        active.log_scalars(summary, prefix=f"{key}/")  # each setting's selected coverage and widths per method
 
     metrics["validity_bounded_stream"] = _validity(config, seed)
     for setting in config.settings:

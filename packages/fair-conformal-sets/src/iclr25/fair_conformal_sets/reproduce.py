@@ -302,7 +302,11 @@ def measure(cfg: Config, run: Run | None = None, seed: int = 0) -> dict[str, Any
     t0 = time.perf_counter()
     seeds = range(seed, seed + cfg.seeds)
     loop = run.progress(seeds, desc="synthetic seeds", unit="seed") if run else seeds
-    per_seed = [one_seed(cfg, s) for s in loop]
+    per_seed = []
+    for s in loop:
+        per_seed.append(one_seed(cfg, s))
+        if run is not None:  # each seed's coverages and set sizes, as they are measured
+            run.log_scalars(per_seed[-1], step=s, prefix="synthetic/")
     t_syn = time.perf_counter() - t0
     out["synthetic"] = aggregate(per_seed, cfg)
     treatments = len(cfg.scores) * len(CONFORMAL) + len(BASELINES)

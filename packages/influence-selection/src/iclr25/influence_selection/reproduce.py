@@ -44,6 +44,7 @@ def measure(config: Config, run: Run) -> dict[str, Any]:
         row["skew_fi"] = _mean([r[f"skew_fi_{b}"] for r in lin])
         row["skew_iv"] = _mean([r[f"skew_iv_{b}"] for r in lin])
         m["linear"][f"b{b}"] = row
+    run.log_scalars(m["linear"], prefix="linear/")
     t_fi, t_iv = sum(r["t_fi"] for r in lin), sum(r["t_iv"] for r in lin)
     n_pts = sum(r["n"] for r in lin)
     m["speed"] = {"fi_util_points_per_s": n_pts / t_fi, "iv_points_per_s": n_pts / t_iv}
@@ -58,6 +59,7 @@ def measure(config: Config, run: Run) -> dict[str, Any]:
         row = {k: _mean([r[f"{k}_{b}"] for r in noise]) for k in keys}
         row["acc_fi"] = 100 * _mean([r[f"acc_fi_{b}"] for r in noise])
         m["noise"][f"b{b}"] = row
+    run.log_scalars(m["noise"], prefix="noise/")
     # ---- 2-D nonlinear trimming (Table 2) and the KFSVD check
     if config.moons_seeds:
         seeds = [s + run.seed for s in range(config.moons_seeds)]
@@ -73,6 +75,7 @@ def measure(config: Config, run: Run) -> dict[str, Any]:
             }
         m["speed"]["fi_util_mlp_points_per_s"] = sum(r["n"] for r in mo) / sum(r["t_fi"] for r in mo)
         m["kfsvd"] = ex.kfsvd_check(seeds[0], config.moons_steps, config.moons_weight_decay, config.kfsvd_rank)
+        run.log_scalars({"moons": m["moons"], "kfsvd": m["kfsvd"]})
     # ---- active learning on digits
     al: dict[str, list[dict[str, Any]]] = {s: [] for s in config.al_strategies}
     for s in run.progress(range(config.al_seeds), desc="active learning (digits)", unit="seed"):
@@ -88,6 +91,7 @@ def measure(config: Config, run: Run) -> dict[str, Any]:
         )
         for name, r in res.items():
             al[name].append(r)
+        run.log_scalars({name: {"auc": r["auc"], "final": r["final"]} for name, r in res.items()}, step=s, prefix="al/")
     m["al"] = {"seeds": config.al_seeds}
     for name, rs in al.items():
         m["al"][name] = {

@@ -182,6 +182,7 @@ def _measure_tiny(cfg: Config, r: Any) -> tuple[dict, dict, list[str]]:
                 for name, kw in ABLATIONS.items()
             }
         metrics[f"seed{seed}"] = entry
+        r.log_scalars({**entry, "train": log}, step=seed)  # each model's perplexities and training summary
         if k == 0 and cfg.latency_reps:
             metrics["latency"] = _latency(model, cfg, stats, evals["B"], seed, device)
     n_b = min(cfg.eval_batch, max(1, math.ceil(cfg.probe_bsz * cfg.eval_batch)))
