@@ -279,3 +279,14 @@ class WordConfig(Validated):
             raise ValueError(f"subset '4tokens' needs lengths divisible by 4, got {self.train_len}, {self.test_len}")
         if self.model in ("deltanet", "transformer") and self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.lrnn_state_tracking.smoke:build",
+    full_steps=2_880_000,
+    what="DeltaNet [-1,1], 2 layers, d 128, 4 heads, modular arithmetic with brackets up to length 40, batch 256",
+    steps_note="estimate: 4 models x 3 seeds x (20,000 parity + 2 x 100,000 modular) steps x 2 eigenvalue ranges; fig. 1 runs not counted",
+    cpu_scale="batch 32 of 256",
+)
