@@ -432,8 +432,12 @@ def _cmd_info(paper: Paper) -> int:
     print(f"{paper.title}")
     print(f"  authors:       {paper.authors}")
     print(f"  venue:         {paper.venue}")
-    print(f"  arXiv:         {paper.arxiv}")
+    print(f"  arXiv:         {paper.arxiv or 'none found'}")
+    print(f"  OpenReview:    {paper.openreview or 'unknown'}")
     print(f"  official code: {paper.code or 'none public'}")
+    if paper.code:
+        print(f"  code commit:   {paper.code_commit or 'not recorded'}")
+        print(f"  code licence:  {paper.licence or 'unknown'}")
     print(
         f"  install:       uv pip install ./shared ./packages/{paper.slug}   (from a clone; not on a package index yet)"
     )
@@ -442,6 +446,11 @@ def _cmd_info(paper: Paper) -> int:
     print(f"  scales:        {', '.join(paper.scales)}")
     if paper.summary:
         print(f"  summary:       {paper.summary}")
+    if paper.settings:
+        print("  settings:      (the paper's main experiments)")
+        width = max(len(name) for name, _ in paper.settings)
+        for name, value in paper.settings:
+            print(f"    {name:<{width}}  {value}")
     return 0
 
 
@@ -627,17 +636,44 @@ def _cmd_readme(papers: dict[str, Paper], args: argparse.Namespace) -> int:
             raise CliError(f"{paper.slug}: no committed results at {results}; run its reproduce --scale {args.scale}")
         report = Report.read(results)
         if args.check:
-            if readme_block(report) not in (root / "README.md").read_text():
-                stale.append(paper.slug)
+            text = (root / "README.md").read_text()
+            if readme_block(report) not in text:
+                stale.append(f"{paper.slug}: README results block differs from results/{args.scale}/results.json")
+            if paper.readme_header() not in text:
+                stale.append(f"{paper.slug}: README paper header differs from paper.toml")
             continue
         try:
             changed = refresh_readme_block(root / "README.md", report)
+            header_changed = refresh_readme_header(root / "README.md", paper)
         except ValueError as e:
             raise CliError(str(e)) from None
         print(f"{paper.slug}: README results block {'updated' if changed else 'already up to date'}")
-    for slug in stale:
-        print(f"iclr25: {slug}: README results block differs from results/{args.scale}/results.json", file=sys.stderr)
+        print(f"{paper.slug}: README paper header {'updated' if header_changed else 'already up to date'}")
+    for line in stale:
+        print(f"iclr25: {line}", file=sys.stderr)
     return 1 if stale else 0
+
+
+def refresh_readme_header(readme: str | Path, paper: Paper) -> bool:
+    """Rewrite the README's paper header block (from `<!-- paper:begin` to `<!-- paper:end -->`) from `paper`;
+    returns whether the README changed. A README without the markers is a ValueError."""
+    from iclr25.shared.files import edit_source_file
+    from iclr25.shared.paper import README_HEADER_BEGIN, README_HEADER_END
+
+    path = Path(readme)
+    text = path.read_text()
+    start = text.find("<!-- paper:begin")
+    stop = text.find(README_HEADER_END, start)
+    if start < 0 or stop < 0:
+        raise ValueError(
+            f"{path} has no paper header block: add the lines {README_HEADER_BEGIN} and {README_HEADER_END} "
+            "right after its first heading"
+        )
+    updated = text[:start] + paper.readme_header() + text[stop + len(README_HEADER_END) :]
+    if updated == text:
+        return False
+    edit_source_file(path, updated)
+    return True
 
 
 def _cmd_compare(papers: dict[str, Paper], args: argparse.Namespace) -> int:
@@ -729,7 +765,9 @@ def _umbrella_parser(papers: dict[str, Paper]) -> Parser:
     new = sub.add_parser("new", help="(source checkout) start a new paper package from the template")
     new.add_argument("slug", help="kebab-case name, e.g. my-paper: dist iclr25-my-paper, import iclr25.my_paper")
     new.add_argument("--title", required=True, help="the paper's title")
-    readme = sub.add_parser("readme", help="rewrite a package README's results table from its committed results")
+    readme = sub.add_parser(
+        "readme", help="rewrite a package README's paper header (from paper.toml) and results table (from results)"
+    )
     readme.add_argument("slug", nargs="?", help="paper whose README to refresh (or --all)")
     readme.add_argument("--all", action="store_true", help="every installed paper")
     readme.add_argument("--scale", default="quick", help="which committed results/<scale>/ to use")

@@ -1,6 +1,6 @@
 """`iclr25 new <slug>`: a new paper package that keeps the contract from its first line.
 
-It writes `packages/<slug>/` (pyproject, README with the results markers, a light `config.py`, a method with its
+It writes `packages/<slug>/` (pyproject, README with the paper-header and results markers, a light `config.py`, a method with its
 slow reference form, a reproduction on the run layer with a claim gate, a CLI, and tests including one that shows
 the gate failing on a broken method), then registers the package in the root `pyproject.toml`. Replace the
 example method (a trimmed mean) with the paper's.
@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from iclr25.shared.files import edit_source_file, write_text
+from iclr25.shared.paper import Paper
 
 SLUG_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
@@ -49,7 +50,10 @@ iclr25-shared = {{ workspace = true }}
 """,
     "README.md": """# iclr25-{slug}
 
-**{title}** (ICLR 2025). Authors, arXiv id and official code: fill in.
+{paper_header}
+
+A re-implementation of **{title}** (ICLR 2025). Fill in paper.toml (authors, arXiv and OpenReview ids, official
+code, settings), then `uv run iclr25 readme {slug}` writes the header above.
 
 ## The idea
 
@@ -104,8 +108,19 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")
 title = "{title}"
 authors = ""
 arxiv = ""
+# openreview = ""  # the ICLR 2025 OpenReview forum id (the `id=` of its URL); leave out when unknown
+# code = ""  # the official code on GitHub, "owner/name"; leave out when none is public
+# code_commit = ""  # the official-code commit this package was checked against (hex); leave out when none
+# licence = ""  # the official code's licence as its repository states it (e.g. "MIT"); leave out when unknown
 summary = ""
 scales = ["ci", "quick", "full"]
+
+# The paper's main experiment settings as the README states them: 2-6 short entries, e.g.
+# [settings]
+# model = "ResNet-18"
+# data = "CIFAR-10"
+# steps = "200 epochs"
+# batch = "128"
 """,
     "src/iclr25/{module}/config.py": '''"""Presets of the reproduction. Standard library only: bad values are refused before numpy or torch load."""
 
@@ -347,6 +362,8 @@ def new_package(root: Path, slug: str, title: str) -> Path:
     if folder.exists():
         raise ValueError(f"{folder} already exists; choose another slug")
     values = {"slug": slug, "module": slug.replace("-", "_"), "title": title.strip()}
+    paper_toml = FILES["src/iclr25/{module}/paper.toml"].format(**values)
+    values["paper_header"] = Paper.from_toml(paper_toml, slug, source="paper.toml").readme_header()
     for relative, template in FILES.items():
         path = folder / relative.format(**values)
         write_text(path, template.format(**values), record=False)  # new source files only, no ledger beside them

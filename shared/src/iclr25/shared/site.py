@@ -61,6 +61,10 @@ class PaperSource:
     authors: str = ""
     arxiv: str = ""
     code: str = ""  # official code, "owner/name"
+    openreview: str = ""  # OpenReview forum id
+    code_commit: str = ""  # the official-code commit the package was checked against
+    licence: str = ""  # the official code's licence, as stated
+    settings: tuple[tuple[str, str], ...] = ()  # the paper's main experiment settings, (name, value) pairs
     status: str = ""  # one line: what reproduces and what does not (the root README's papers table)
     install_size: str = ""  # e.g. "5,530 MB, 59 distributions" (the root README's install table)
 
@@ -179,6 +183,10 @@ def installed_sources(scale: str = "quick", papers: dict[str, Paper] | None = No
                 authors=paper.authors,
                 arxiv=paper.arxiv,
                 code=paper.code,
+                openreview=paper.openreview,
+                code_commit=paper.code_commit,
+                licence=paper.licence,
+                settings=paper.settings,
                 status=status or paper.summary,
                 install_size=size,
             )
@@ -197,10 +205,10 @@ def sources_from_folders(folders: Sequence[str | Path], papers: dict[str, Paper]
         report = read_results(folder)
         package = folder.parent.parent if (folder.parent.parent / "README.md").is_file() else None
         paper = papers.get(report.paper)
+        if paper is None:
+            paper = _paper_toml(package, report.paper)
         meta = (
-            {"title": paper.title, "authors": paper.authors, "arxiv": paper.arxiv, "code": paper.code}
-            if paper
-            else _paper_toml(package, report.paper)
+            {"title": paper.title, "authors": paper.authors, "arxiv": paper.arxiv, "code": paper.code} if paper else {}
         )
         status, size = readme_facts(_root_readme(package), report.paper)
         sources.append(
@@ -212,25 +220,27 @@ def sources_from_folders(folders: Sequence[str | Path], papers: dict[str, Paper]
                 authors=str(meta.get("authors", "")),
                 arxiv=str(meta.get("arxiv", "")),
                 code=str(meta.get("code", "")),
-                status=status or (paper.summary if paper else str(meta.get("summary", ""))),
+                openreview=paper.openreview if paper else "",
+                code_commit=paper.code_commit if paper else "",
+                licence=paper.licence if paper else "",
+                settings=paper.settings if paper else (),
+                status=status or (paper.summary if paper else ""),
                 install_size=size,
             )
         )
     return sources
 
 
-def _paper_toml(package: Path | None, slug: str) -> dict[str, Any]:
-    """The paper.toml of a package that is not installed (title, authors, arxiv, code, summary), or {}."""
-    import tomllib
-
+def _paper_toml(package: Path | None, slug: str) -> Paper | None:
+    """The paper record (paper.toml) of a package that is not installed, or None when it has none or it is
+    invalid (the page then shows the slug only)."""
     if package is None:
-        return {}
+        return None
     path = package / "src" / "iclr25" / slug.replace("-", "_") / "paper.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return Paper.from_toml(path.read_text(encoding="utf-8"), slug, source=str(path))
     except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        return None
 
 
 def readme_sections(readme: str) -> tuple[tuple[str, str] | None, str | None]:
@@ -409,8 +419,15 @@ def paper_page(entry: PaperEntry, repo_url: str | None, assets: dict[str, Path],
     source, report = entry.source, entry.report
     title = source.title or source.slug
     links = [arxiv_link(source.arxiv)]
+    if source.openreview:
+        links.append(f"[OpenReview](https://openreview.net/forum?id={source.openreview})")
     if source.code:
-        links.append(f"[official code](https://github.com/{source.code})")
+        code = f"[official code](https://github.com/{source.code})"
+        if source.code_commit:
+            code += f" at [`{source.code_commit[:12]}`](https://github.com/{source.code}/tree/{source.code_commit})"
+        if source.licence:
+            code += f" ({md_text(source.licence)})"
+        links.append(code)
     if repo_url:
         links.append(f"[package source]({repo_url.rstrip('/')}/tree/main/packages/{source.slug})")
     lines = [
@@ -423,6 +440,12 @@ def paper_page(entry: PaperEntry, repo_url: str | None, assets: dict[str, Path],
         f"`{source.slug}` · " + " · ".join(links) + (f"  \n{md_text(source.authors)}" if source.authors else ""),
         "",
     ]
+    if source.settings:
+        lines += [
+            "Main experiment settings (the paper's): "
+            + "; ".join(f"{md_text(name)}: {md_text(value)}" for name, value in source.settings),
+            "",
+        ]
     if source.status:
         lines += ['!!! abstract "Status"', "", f"    {md_text(source.status)}", ""]
     g_hold, g_all, r_hold, r_all = _counts(report)
