@@ -44,7 +44,7 @@ def _png(width: int = 4, height: int = 3) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
-def _tiny_package(root: Path, slug: str, claims: list[Claim], history: bool = False) -> Path:
+def _tiny_package(root: Path, slug: str, claims: list[Claim], history: bool = False, record: str = "") -> Path:
     """packages/<slug>/ with a README (results block, analysis with an image, Not done), results/quick/ and a
     paper.toml; returns its results folder."""
     package = root / "packages" / slug
@@ -66,7 +66,7 @@ def _tiny_package(root: Path, slug: str, claims: list[Claim], history: bool = Fa
     module = package / "src" / "iclr25" / slug.replace("-", "_")
     module.mkdir(parents=True)
     (module / "paper.toml").write_text(
-        f'title = "The {slug} Paper on Widgets"\nauthors = "A. Author"\narxiv = "2401.00001"\n'
+        f'title = "The {slug} Paper on Widgets"\nauthors = "A. Author"\narxiv = "2401.00001"\n' + record
     )
     if history:
         line = {"paper": slug, "scale": "quick", "created": "2025-01-01T00:00:00", "claims": {claims[0].name: 0.5}}
@@ -128,7 +128,11 @@ def test_without_mkdocs_build_says_how_to_install_it(
 @needs_mkdocs
 def test_a_site_from_two_tiny_packages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     claims_a, claims_b = _claims()
-    a = _tiny_package(tmp_path, "alpha", claims_a, history=True)
+    record = (
+        'openreview = "AbCdEfGh12"\ncode = "org/alpha-code"\ncode_commit = "05a1bf2"\nlicence = "MIT"\n'
+        '[settings]\nmodel = "ResNet-18"\ndata = "CIFAR-10"\n'
+    )
+    a = _tiny_package(tmp_path, "alpha", claims_a, history=True, record=record)
     b = _tiny_package(tmp_path, "beta", claims_b)
     out = tmp_path / "site"
     build = ["site", "build", "--results", str(a), "--results", str(b), "--out", str(out)]
@@ -140,6 +144,14 @@ def test_a_site_from_two_tiny_packages(tmp_path: Path, capsys: pytest.CaptureFix
     assert "1/1 gated" in index and "0/1 reported" in index and "0/1 gated" in index
     page = (out / "papers" / "alpha" / "index.html").read_text()
     assert "✓ holds" in page and "✗ not reproduced" in page and 'class="claim-fails"' in page
+    # the page header reads the whole paper record: OpenReview, the code at its commit, licence, settings
+    assert (
+        "https://openreview.net/forum?id=AbCdEfGh12" in page
+        and "https://github.com/org/alpha-code/tree/05a1bf2" in page
+    )
+    assert "(MIT)" in page and "model: ResNet-18; data: CIFAR-10" in page
+    beta = (out / "papers" / "beta" / "index.html").read_text()
+    assert "openreview.net" not in beta and "Main experiment settings" not in beta
     assert "narrower than &lt;baseline&gt; | *not* bold" in page  # statements are text, never markup
     assert "Analysis of alpha: the margin is wide." in page and "alpha full scale, never run." in page
     assert "skip me" not in page and "| generated |" not in page

@@ -112,6 +112,20 @@ def test_committed_results_match_readme(slug: str) -> None:
     assert size < 1_000_000, f"{slug}: committed results are {size} bytes (limit 1 MB)"
 
 
+@pytest.mark.parametrize("slug", SLUGS)
+def test_readme_paper_header_matches_paper_toml(slug: str) -> None:
+    """The header block right after the README's first heading is generated from the package's paper.toml."""
+    from iclr25.shared.paper import README_HEADER_BEGIN, Paper
+
+    paper = Paper.load("iclr25." + slug.replace("-", "_"))
+    lines = (ROOT / "packages" / slug / "README.md").read_text().splitlines()
+    assert lines[0].startswith("# ") and lines[2] == README_HEADER_BEGIN, (
+        f"{slug}: README needs the paper header markers right after its first heading"
+    )
+    header = paper.readme_header()
+    assert header in "\n".join(lines), f"{slug}: README paper header is stale; run `uv run iclr25 readme {slug}`"
+
+
 def test_root_readme_table_matches_committed_results() -> None:
     readme = (ROOT / "README.md").read_text()
     for slug in SLUGS:

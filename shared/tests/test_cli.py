@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -215,7 +215,10 @@ def test_umbrella_readme_refreshes_the_results_block(
     assert "no source checkout" in capsys.readouterr().err
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "iclr25-fake"\n')
     readme = tmp_path / "README.md"
-    readme.write_text("# fake\n\n<!-- results:quick begin (old) -->\n| stale |\n<!-- results:quick end -->\n\nmore\n")
+    readme.write_text(
+        "# fake\n\n<!-- paper:begin (generated from paper.toml) -->\n<!-- paper:end -->\n\n"
+        "<!-- results:quick begin (old) -->\n| stale |\n<!-- results:quick end -->\n\nmore\n"
+    )
     assert cli.main(["readme", "fake"]) == 2
     assert "no committed results" in capsys.readouterr().err
     fake_paper.load_reproduce()("quick", tmp_path / "results" / "quick", seed=3)
@@ -232,6 +235,38 @@ def test_umbrella_readme_refreshes_the_results_block(
     assert cli.main(["readme", "fake"]) == 2
     assert "no results block for scale 'quick'" in capsys.readouterr().err
     assert cli.main(["readme"]) == 2
+
+
+def test_umbrella_readme_renders_and_checks_the_paper_header(
+    fake_paper: Paper, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "iclr25-fake"\n')
+    fake_paper.load_reproduce()("quick", tmp_path / "results" / "quick", seed=3)
+    readme = tmp_path / "README.md"
+    readme.write_text("# fake\n\n<!-- results:quick begin (x) -->\n<!-- results:quick end -->\n\nmore\n")
+    assert cli.main(["readme", "fake", "--check"]) == 1
+    assert "fake: README paper header differs from paper.toml" in capsys.readouterr().err
+    assert cli.main(["readme", "fake"]) == 2  # no markers: say where they belong
+    assert "no paper header block" in capsys.readouterr().err
+    readme.write_text(
+        "# fake\n\n<!-- paper:begin (generated from paper.toml) -->\nold\n<!-- paper:end -->\n\n"
+        "<!-- results:quick begin (x) -->\n<!-- results:quick end -->\n\nmore\n"
+    )
+    assert cli.main(["readme", "fake"]) == 0
+    assert "README paper header updated" in capsys.readouterr().out
+    text = readme.read_text()
+    assert fake_paper.readme_header() in text and "\nold\n" not in text and text.endswith("more\n")
+    assert "**A Fake Paper**" in text and "arXiv [0000.00000](https://arxiv.org/abs/0000.00000)" in text
+    assert cli.main(["readme", "--all", "--check"]) == 0
+    # The record changes (a new field): the header is stale until `iclr25 readme` runs again.
+    changed = replace(fake_paper, openreview="AbCdEfGh12", settings={"model": "MLP", "steps": "10"})
+    monkeypatch.setattr(cli, "discover_papers", lambda: {"fake": changed})
+    assert cli.main(["readme", "--all", "--check"]) == 1
+    assert "fake: README paper header differs" in capsys.readouterr().err
+    assert cli.main(["readme", "fake"]) == 0
+    text = readme.read_text()
+    assert "[AbCdEfGh12](https://openreview.net/forum?id=AbCdEfGh12)" in text and "  - model: MLP\n" in text
+    assert cli.main(["readme", "--all", "--check"]) == 0
 
 
 def test_rerun_command_names_the_seed_and_every_changed_field() -> None:
