@@ -52,6 +52,8 @@ def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], slugs: list[str]) -
     rows = json.loads((out / "smoke.json").read_text())["rows"]
     md = (out / "smoke.md").read_text()
     assert md in capsys.readouterr().out
+    table = [line for line in md.splitlines() if line.startswith("|")]
+    assert len({line.count("|") for line in table}) == 1  # the rule row has as many cells as the header
     return code, rows, md
 
 

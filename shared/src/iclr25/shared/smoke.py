@@ -240,7 +240,7 @@ def to_markdown(rows: list[dict[str, Any]]) -> str:
     """The table: one row per package; projections assume ideal linear data-parallel scaling."""
     head = "| package | status | network (full preset) | steps/s | samples/s | peak memory (MB) | full steps | "
     head += " | ".join(f"full run, {n} GPU{'s' if n > 1 else ''}" for n in GPU_COUNTS) + " | note |"
-    lines = [head, "|" + "---|" * (10 + len(GPU_COUNTS) - 3)]
+    lines = [head, "|" + "---|" * head.count(" | ") + "---|"]  # one rule cell per column
     for r in rows:
         projected = r["projected_hours"] or {}
         full = f"{r['full_steps']:,}" if r["full_steps"] else ""
