@@ -77,6 +77,10 @@ def _reproduce(args: argparse.Namespace) -> int:
     checkpoints or `--resume` on the simulated presets (only the real-data training is checkpointed)."""
     if str(args.devices) != "1" or args.num_nodes != 1:
         raise CliError("reproduce trains in one process here: --devices and --num-nodes take 1")
+    if args.resume not in (None, "auto"):  # a checkpoint file is checked first, whatever the preset
+        from iclr25.shared.fabric import check_checkpoint
+
+        check_checkpoint(args.resume)
     if args.resume is not None or args.checkpoint_every:
         if args.checkpoint_every < 0:
             raise CliError(f"--checkpoint-every must be an integer >= 0, got {args.checkpoint_every}")
