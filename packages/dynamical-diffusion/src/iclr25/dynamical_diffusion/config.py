@@ -143,3 +143,14 @@ PRESETS: dict[str, Config] = {
         checkpoint_every=5_000,
     ),
 }
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.dynamical_diffusion.smoke:build",
+    full_steps=600_000,
+    what="DyDiff FrameStackUNet width 64, mult (1, 2, 4, 4), 4 + 11 frames of 64x64 (u, v), batch 16",
+    steps_note="3 seeds x 2 models (DPM, DyDiff r 0.5) x 100,000 steps",
+    cpu_scale="batch 1 of 16",
+)
