@@ -209,3 +209,17 @@ class MazeConfig(Validated):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_int_at_least("data_steps", self.data_steps, self.episode_len)
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.etd_exploration.smoke:build",
+    full_steps=8_370_432,
+    what="PPO update on DoorKey-16x16: ETD critic step + CNN-GRU policy step, minibatch 512 (rollout not timed)",
+    steps_note=(
+        "PPO updates (each ETD critic + policy, as timed; other methods' bonuses differ): 16 per epoch x 4 epochs x"
+        " rollouts of 16 x 512 frames; 5 tasks x 7 methods x 3 seeds x 1,221 rollouts (10M frames)"
+        " + 7 x 3 x 123 rollouts (1M, DoorKey-8x8)"
+    ),
+)
