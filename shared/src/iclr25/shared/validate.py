@@ -115,7 +115,9 @@ def int_in(minimum: int, maximum: int) -> Callable[[str], int]:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum} and <= {maximum}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected an integer >= {minimum} and <= {maximum}, got {text!r}"
+            ) from None
         if not minimum <= value <= maximum:
             raise argparse.ArgumentTypeError(f"expected an integer >= {minimum} and <= {maximum}, got {value}")
         return value
