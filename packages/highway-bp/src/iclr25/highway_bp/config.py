@@ -222,3 +222,18 @@ class TrainConfig(Validated):
     def learning_rate(self) -> float:
         """`lr`, or the model's default."""
         return self.lr if self.lr is not None else (1e-3 if self.model == "resmlp" else 3e-3)
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.highway_bp.smoke:build",
+    full_steps=1_985_560,
+    what="ResNet110 (post-ReLU, width 16) on 32x32 CIFAR-10, batch 128, Highway-BP k 4, SGD",
+    steps_note=(
+        "estimate, every step counted at the timed one: ResNet32 + ResNet110 x 2 seeds x 5 runs (BP, k 0/1/2/4)"
+        " x 200 epochs x 391 = 1,564,000; char LM GRU + LSTM x 2 seeds x 9 runs x 10,000 = 360,000;"
+        " pixel GRU 2 x 9 x 2,500 = 45,000; residual MLP 2 x 6 x 60 epochs x 23 = 16,560"
+    ),
+    cpu_scale="batch 4 of 128, one thread",
+)
