@@ -224,3 +224,17 @@ class TrainConfig(Validated):
         super().__post_init__()
         if self.tokens_per_step % (self.K * self.T):
             raise ValueError(f"tokens_per_step={self.tokens_per_step} must be a multiple of K*T={self.K * self.T}")
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.patch_train.smoke:build",
+    full_steps=21_456,
+    what="LLaMA 370M (d 1024, 24 layers), token stage: 1,024 x 2,048 tokens a step in micro-batches of 16",
+    steps_note=(
+        "token run 7,152 steps + patch run 9,536 patch-stage + 4,768 token-stage steps (equal compute, K 4,"
+        " lambda 2/3), one seed; each counted at the timed token step (a patch step runs a quarter of its positions)"
+    ),
+    cpu_scale="tiny LLaMA (d 64, 2 layers), one sequence of 128 tokens",
+)
