@@ -157,3 +157,17 @@ PRESETS: dict[str, Config] = {
         workers=16,
     ),
 }
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.sa_gfn.smoke:build",
+    full_steps=3_438_000,
+    what="SA-GFN iteration on the 2x64 HyperGrid: Sibling + Behavior MLPs 2 x 128 with RND, 16 + 8 trajectories",
+    steps_note=(
+        "training iterations, each counted at the timed one (estimate: smaller grids are faster): sweep 7 grids x"
+        " 8 methods x 3 seeds x 20,000 + sparse grid 5 methods x 5 seeds x 2,000 + correctness 4 x 3,000"
+        " + decoupling 2 x 3,000 + bit sequences 2 x 5,000"
+    ),
+)
