@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pickle
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("lightning")
 
-from iclr25.shared.fabric import Checkpointer, make_fabric  # noqa: E402
+from iclr25.shared.fabric import Checkpointer, ScaleOut, make_fabric  # noqa: E402
 
 
 def _toy(seed: int = 0):
@@ -201,3 +202,27 @@ def test_cli_two_cpu_processes_share_one_run_folder_and_resume_continues(tmp_pat
     assert again.returncode == 2 and "nothing to resume" in again.stderr
     nowhere = _toy_cli(tmp_path, "--resume", "auto")
     assert nowhere.returncode == 2 and "name that folder" in nowhere.stderr
+
+
+def test_a_precision_needs_a_fabric_and_a_loop_that_applies_it(tmp_path: Path) -> None:
+    """`--precision` on one device makes a Fabric (so it applies); a reproduction whose loops apply none refuses it
+    before its run folder exists, never ignores it silently."""
+    from iclr25.shared.run import reproduction
+
+    assert not ScaleOut().wants_fabric and ScaleOut(devices=2).wants_fabric
+    assert ScaleOut(precision="bf16-mixed").wants_fabric and not ScaleOut(precision="bf16-mixed").distributed
+
+    @dataclass(frozen=True)
+    class Config:
+        steps: int = 1
+
+    def body(run):
+        return run.report([], {"fabric": "fabric" in run.training_options("loop")})
+
+    plain = reproduction("demo", {"quick": Config()})(body)
+    applies = reproduction("demo", {"quick": Config()}, precision=True)(body)
+    with pytest.raises(ValueError, match="--precision: demo's training loops apply no precision setting"):
+        plain("quick", tmp_path / "plain", scale_out=ScaleOut(precision="64-true"))
+    assert not (tmp_path / "plain").exists()
+    assert applies("quick", tmp_path / "a", device="cpu", scale_out=ScaleOut(precision="64-true")).metrics["fabric"]
+    assert not applies("quick", tmp_path / "b", device="cpu").metrics["fabric"]

@@ -64,6 +64,11 @@ class ScaleOut:
         """More than one process."""
         return self.devices == "auto" or self.devices > 1 or self.num_nodes > 1
 
+    @property
+    def wants_fabric(self) -> bool:
+        """A loop needs a Fabric: several processes, or a `--precision` (which Fabric applies on one device too)."""
+        return self.distributed or self.precision is not None
+
 
 def make_fabric(
     device: str = "auto",

@@ -465,11 +465,11 @@ class Run:
 
     def training_options(self, name: str, every: int = 0) -> dict[str, Any]:
         """What one training loop of this run needs to scale out, as keyword arguments (`fabric`, `checkpointer`,
-        `resume`): a Fabric only when several processes were asked for, checkpoints (in `checkpoints/<name>`)
+        `resume`): a Fabric only when several processes or a precision were asked for, checkpoints (in `checkpoints/<name>`)
         only when an interval (`every`, or `--checkpoint-every`) or `--resume` was given; nothing otherwise, so a
         default run trains exactly as without this layer."""
         options: dict[str, Any] = {}
-        if self.scale_out.distributed:
+        if self.scale_out.wants_fabric:
             options["fabric"] = self.fabric
         if self.scale_out.checkpoint_every or every or self.scale_out.resume:
             options["checkpointer"] = self.checkpointer(every=every, name=name)
@@ -626,7 +626,11 @@ def start_run(
 
 
 def reproduction(
-    slug: str, presets: dict[str, Any], *, check: Callable[[str, Any], None] | None = None
+    slug: str,
+    presets: dict[str, Any],
+    *,
+    check: Callable[[str, Any], None] | None = None,
+    precision: bool = False,
 ) -> Callable[[Callable[[Run], Report]], Callable[..., Report]]:
     """Turn a package's reproduction body, `body(run) -> Report`, into its public entry point
 
@@ -636,6 +640,8 @@ def reproduction(
     which opens the run with `start_run` and hands the `Run` to the body. `--resume` takes only 'auto' here
     (a reproduction trains many models: it continues the run in `out`). `check(scale, config)`, when given, sees
     the resolved config before the run folder is made (e.g. to refuse a preset whose data files are missing).
+    `precision`: whether the body's loops apply `--precision` (through Fabric or the Lightning Trainer); where
+    they do not, a `--precision` is refused before the run folder is made, never silently ignored.
 
         @reproduction(SLUG, PRESETS)
         def run(active: Run) -> Report:
@@ -657,6 +663,8 @@ def reproduction(
         ) -> Report:
             if scale_out is not None and scale_out.resume not in (None, "auto"):
                 raise ValueError("reproduce trains many models: --resume takes 'auto' (continue the run in --out)")
+            if scale_out is not None and scale_out.precision is not None and not precision:
+                raise ValueError(f"--precision: {slug}'s training loops apply no precision setting; leave it out")
             if check is not None:
                 check(scale, resolve_preset(presets, scale, config))
             options = dict(seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config)

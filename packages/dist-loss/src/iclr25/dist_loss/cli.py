@@ -193,6 +193,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     method = method_for(args.loss, args.reweight)
     cfg = config_from_args(args, TrainConfig())  # values checked before anything heavy is imported
     scale_out = scale_out_from_args(args)
+    if scale_out.precision is not None:  # its loops average gradients themselves and never autocast
+        raise ValueError("--precision: dist-loss's training loops apply no precision setting; leave it out")
     out = check_verb_flags(args, SLUG, "train", method)
     data, shots = _load_data(args.data, args.seed, args.labels, cfg)  # inputs checked before the run folder
     ckpt = _load_checkpoint(args.pretrained) if args.stage == "rrt" and args.pretrained is not None else None

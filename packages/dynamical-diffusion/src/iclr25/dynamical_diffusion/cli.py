@@ -145,7 +145,7 @@ def _train(args) -> int:
     resume = scale_out.resume == "auto"
     with open_run_folder(target, args.overwrite, paper=SLUG, command="train", resume=resume) as out:
         configure_torch(dev, threads=config.threads)
-        fabric = launch_fabric(out, args.device, scale_out) if scale_out.distributed else None
+        fabric = launch_fabric(out, args.device, scale_out) if scale_out.wants_fabric else None
         if fabric is not None:
             dev = fabric.device
         seed_everything(args.seed)

@@ -204,7 +204,7 @@ def sampler_noise_drift(ddim_bug: str | None = None, seed: int = 0, gamma_ratio:
 # -- the experiment -----------------------------------------------------------------------------------------------
 
 
-@reproduction(SLUG, PRESETS)
+@reproduction(SLUG, PRESETS, precision=True)
 def run(run: Run) -> Report:
     """Run the exact checks and the DyDiff-vs-DPM benchmark of preset `scale`; write and return the Report.
 
@@ -237,7 +237,7 @@ def measure(run: Run) -> tuple[dict[str, Any], dict[str, float], dict[str, Any]]
 
     seeds = [seed + i for i in range(config.seeds)]
     logger = run.logger
-    scaled = run.scale_out.distributed or bool(run.scale_out.checkpoint_every or config.checkpoint_every)
+    scaled = run.scale_out.wants_fabric or bool(run.scale_out.checkpoint_every or config.checkpoint_every)
     scaled = scaled or run.scale_out.resume is not None
     if scaled and config.workers > 1 and len(seeds) > 1:
         raise ValueError("workers > 1 runs seeds in separate processes; with --devices/checkpoints use workers=1")
@@ -279,7 +279,7 @@ def _scale_out(run: Run, config: Config, seed: int) -> dict[str, Any]:
     """`train`'s fabric and, per model, checkpointer/resume for one seed (none unless asked for)."""
     options = run.scale_out
     scale: dict[str, Any] = {}
-    if options.distributed:
+    if options.wants_fabric:  # several processes, or a precision that Fabric applies
         scale["fabric"] = run.fabric
     if options.checkpoint_every or config.checkpoint_every or options.resume:
         scale["checkpointer"] = lambda name: run.checkpointer(every=config.checkpoint_every, name=f"seed{seed}-{name}")

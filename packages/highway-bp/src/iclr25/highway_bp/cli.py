@@ -121,6 +121,8 @@ def _train(args: argparse.Namespace) -> int:
     # values, wandb and the run folder first: nothing heavy is imported before they pass
     cfg = config_from_args(args, TrainConfig(model=args.model, backward=args.backward))
     scale_out = scale_out_from_args(args)
+    if scale_out.precision is not None:  # its loops average gradients themselves and never autocast
+        raise ValueError("--precision: highway-bp's training loops apply no precision setting; leave it out")
     out = check_verb_flags(args, SLUG, "train", f"{cfg.model}-{cfg.backward}")
     import dataclasses
 

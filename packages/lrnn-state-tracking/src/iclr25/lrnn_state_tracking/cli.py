@@ -103,7 +103,7 @@ def _train(args) -> int:
         configure_torch(device, threads=1 if device == "cpu" else None)
         resume = scale_out.resume == "auto"
         with open_run_folder(out, args.overwrite, paper=SLUG, command="train", resume=resume) as folder:
-            fabric = launch_fabric(folder, args.device, scale_out) if scale_out.distributed else None
+            fabric = launch_fabric(folder, args.device, scale_out) if scale_out.wants_fabric else None
             every = scale_out.checkpoint_every or max(1, cfg.steps // 10)
             wanted = scale_out.checkpoint_every or scale_out.resume
             checkpointer = Checkpointer(folder / "checkpoints", every) if wanted else None

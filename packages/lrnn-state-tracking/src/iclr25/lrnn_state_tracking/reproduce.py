@@ -162,7 +162,7 @@ def _length_curve(correct: Any, lengths: Any, bins: int = 9, lo: int = 40, hi: i
     return centers, accs
 
 
-@reproduction(SLUG, PRESETS)
+@reproduction(SLUG, PRESETS, precision=True)
 def run(active: Run) -> Report:
     """Run a preset, write results.json + report.md + figures into `out`, and return the Report.
 

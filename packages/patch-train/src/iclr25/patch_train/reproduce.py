@@ -183,7 +183,7 @@ def _make_model(config: Config, vocab: int) -> Any:
     return from_hf(model) if config.impl == "torch" else model
 
 
-@reproduction(SLUG, PRESETS)
+@reproduction(SLUG, PRESETS, precision=True)
 def run(run: Run) -> Report:
     """Run the reproduction at `scale` (or with `config`), write results.json + report.md + figures.
 
