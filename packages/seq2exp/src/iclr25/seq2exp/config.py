@@ -233,3 +233,17 @@ PRESETS: dict[str, Config] = {
         models=("seq", "seq-signal", "macs-mask", "seq2exp-soft", "seq2exp-hard", "seq2exp-retrain"),
     ),
 }
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.seq2exp.smoke:build",
+    full_steps=211_200,
+    what="Seq2Exp-soft: BiMamba generator + predictor (d 128, 4 layers each) on 200 kb windows, batch 8",
+    steps_note=(
+        "estimate: 6 models x 22 epochs x 1,600 batches (~12.8k training genes of fold 11 / 8), one seed;"
+        " each counted at the timed Seq2Exp-soft step (the one-backbone models are cheaper)"
+    ),
+    cpu_scale="one 128-base window, one thread",
+)
