@@ -151,3 +151,17 @@ def missing_data(cfg: Config) -> list[str]:
 
     root = Path(cfg.data_dir)
     return [f"{split}/{name}" for split in cfg.splits for name in SPLIT_FILES if not (root / split / name).is_file()]
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.siu_bioactivity.smoke:build",
+    full_steps=2_916_800,
+    what="Uni-Mol-like dual encoder 15 layers, 512-d, 64 heads, 48 ligand + 256 pocket atoms, batch 96",
+    steps_note=(
+        "estimate: 2 splits x 2 encoder runs (full, pocket-only) x 50 epochs x ~14,584 batches (~1.4 M labelled"
+        " complexes / 96); the 4 GCN runs (same steps, ~1 % of the encoder's step time) are not counted"
+    ),
+    cpu_scale="the 4 x 128 x 8 stand-in encoder, batch 1",
+)
