@@ -142,3 +142,14 @@ PRESETS: dict[str, Config] = {
         test_clips_per_scene=100_000,
     ),
 }
+
+
+from iclr25.shared.smoke import SmokeSpec  # noqa: E402
+
+SMOKE = SmokeSpec(
+    build="iclr25.tsc_net.smoke:build",
+    full_steps=160_000,
+    what="TSC-Net, official SDD architecture (goal grid 15 x 80 px, d 256, 8 heads), 32 pedestrians of 4 clips",
+    steps_note="2 models (TSC-Net, scene-blind) x 80,000 steps, one seed",
+    cpu_scale="one clip of 2 pedestrians, one thread",
+)
