@@ -152,5 +152,5 @@ SMOKE = SmokeSpec(
     full_steps=600_000,
     what="DyDiff FrameStackUNet width 64, mult (1, 2, 4, 4), 4 + 11 frames of 64x64 (u, v), batch 16",
     steps_note="3 seeds x 2 models (DPM, DyDiff r 0.5) x 100,000 steps",
-    cpu_scale="batch 1 of 16",
+    cpu_scale="batch 1 of 16, one thread",
 )
