@@ -1,7 +1,8 @@
 """`iclr25 smoke`: one PPO update of the full preset's ETD run on MiniGrid-DoorKey-16x16 (recurrent CNN-GRU
 policy, minibatch 512 of a 16 x 512 rollout): the ETD temporal-distance critic's contrastive Adam step and then the
 clipped-PPO Adam step, as `ppo.train` runs them on each minibatch, through the package's own `ETDReward.update` and
-`ppo_step`. The rollout (MiniGrid stepping and the intrinsic reward) is not timed: synthetic observations stand in."""
+`ppo_step`. The rollout (MiniGrid stepping and the intrinsic reward) is not timed: synthetic observations stand in. On the CPU
+one torch thread, as the package's own CPU runs use."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from iclr25.etd_exploration.ppo import PPOConfig, make_policy, ppo_step
 
 def build(device: str, reduced: bool) -> Callable[[], int]:
     c = PRESETS["full"]
+    if device == "cpu":  # as the package's CPU runs (`threads` 1): its many small ops gain nothing from more
+        torch.set_num_threads(1)
     cfg = PPOConfig(
         env_id=c.full_envs[0],
         intrinsic="etd",

@@ -163,5 +163,5 @@ SMOKE = SmokeSpec(
         "estimate: 2 splits x 2 encoder runs (full, pocket-only) x 50 epochs x ~14,584 batches (~1.4 M labelled"
         " complexes / 96); the 4 GCN runs (same steps, ~1 % of the encoder's step time) are not counted"
     ),
-    cpu_scale="the 4 x 128 x 8 stand-in encoder, batch 1",
+    cpu_scale="the 4 x 128 x 8 stand-in encoder, batch 1, one thread",
 )
