@@ -59,7 +59,6 @@ def measure(cfg: Config, run: Any) -> tuple[dict[str, Any], dict[str, float], li
 
     from iclr25.tsc_net.baselines import ConstantVelocity, geodesic_exits
     from iclr25.tsc_net.metrics import summarize
-    from iclr25.tsc_net.training import AugmentedScenes, build_model, predict_clips, train_model
 
     device = run.device  # resolving the device configures torch's threads: set ours after it
     torch.set_num_threads(max(1, cfg.threads))
@@ -82,9 +81,28 @@ def measure(cfg: Config, run: Any) -> tuple[dict[str, Any], dict[str, float], li
     metrics["geodesic_exits"] = ev(geo)
     throughput: dict[str, float] = {}
     samples = {"geodesic_exits": geo}
+    metrics.update(_train_and_predict(cfg, run, train, test, train_masks, test_masks, ev, device, samples, throughput))
+    figures = []
+    if cfg.plot:
+        figures.append(plot_samples(run.dir / "samples.png", test, test_masks, samples))
+    return metrics, throughput, figures
+
+
+def _train_and_predict(
+    cfg: Config, run: Any, train, test, train_masks, test_masks, ev, device: str,
+    samples: dict[str, np.ndarray], throughput: dict[str, float], checkpoints: bool = False,
+) -> dict[str, Any]:  # fmt: skip
+    """Train every model of `cfg.models` at each seed, predict the test clips, and return its summary (one seed's
+    row, or the mean over seeds); the first seed's predictions go into `samples`, its speeds into `throughput`.
+    With `checkpoints` every training run saves into the run folder and continues on `--resume auto`."""
+    import torch
+
+    from iclr25.tsc_net.training import AugmentedScenes, build_model, predict_clips, train_model
+
     arch = arch_config(cfg)
     train_scenes = AugmentedScenes(train_masks, arch.n_classes, arch.map_scale, cfg.augment)
     test_scenes = AugmentedScenes(test_masks, arch.n_classes, arch.map_scale, False)
+    metrics: dict[str, Any] = {}
     for kind in cfg.models:
         runs = []
         for s in range(cfg.seeds):
@@ -92,14 +110,16 @@ def measure(cfg: Config, run: Any) -> tuple[dict[str, Any], dict[str, float], li
             torch.manual_seed(seed)
             model = build_model(kind, arch)
             log = lambda d, step, k=kind, s=s: run.logger.log({f"{k}/seed{s}/{n}": v for n, v in d.items()}, step)  # noqa: E731
+            resuming = dict(checkpointer=run.checkpointer(CHECKPOINT_EVERY, name=f"{kind}-seed{s}"),
+                            resume=run.scale_out.resume) if checkpoints else {}  # fmt: skip
             info = train_model(
                 model, train, train_scenes, cfg.train_steps, cfg.lr, seed, cfg.batch_peds, cfg.batch_cap,
                 progress=lambda it, k=kind: run.progress(it, desc=f"train {k}", unit="step"), log=log,
-                device=device,
+                device=device, **resuming,
             )  # fmt: skip
             traj, goals, secs = predict_clips(model, test, test_scenes, cfg.n_cvae, cfg.n_cell, seed, device=device)
             row = ev(traj, goals)
-            row["train"] = {k: info[k] for k in ("train_s", "train_peds", "train_peds_per_s", "total")}
+            row["train"] = {k: info[k] for k in ("train_s", "train_peds", "train_peds_per_s", "total") if k in info}
             row["predict_s"] = secs
             runs.append(row)
             if s == 0:
@@ -107,10 +127,7 @@ def measure(cfg: Config, run: Any) -> tuple[dict[str, Any], dict[str, float], li
                 throughput[f"{kind}_train_peds_per_s"] = info["train_peds_per_s"]
                 throughput[f"{kind}_predict_peds_per_s"] = len(test) / max(secs, 1e-9)
         metrics[kind] = runs[0] if cfg.seeds == 1 else _mean_runs(runs)
-    figures = []
-    if cfg.plot:
-        figures.append(plot_samples(run.dir / "samples.png", test, test_masks, samples))
-    return metrics, throughput, figures
+    return metrics
 
 
 def _mean_runs(runs: list[dict]) -> dict:
@@ -215,7 +232,6 @@ def measure_sdd(cfg: Config, run: Any) -> tuple[dict[str, Any], dict[str, float]
     from iclr25.tsc_net.baselines import ConstantVelocity
     from iclr25.tsc_net.data import load_dataset
     from iclr25.tsc_net.metrics import summarize
-    from iclr25.tsc_net.training import AugmentedScenes, build_model, predict_clips, train_model
     from iclr25.tsc_net.workflows import SDD_MAX_STEP
 
     device = run.device  # resolving the device configures torch's threads: set ours after it
@@ -251,32 +267,11 @@ def measure_sdd(cfg: Config, run: Any) -> tuple[dict[str, Any], dict[str, float]
     metrics["cv_k20"] = ev(ConstantVelocity(cfg.n_cvae * cfg.n_cell).predict(obs, rng))
     throughput: dict[str, float] = {}
     samples: dict[str, np.ndarray] = {}
-    arch = arch_config(cfg)
-    train_scenes = AugmentedScenes(train_masks, arch.n_classes, arch.map_scale, cfg.augment)
-    test_scenes = AugmentedScenes(test_masks, arch.n_classes, arch.map_scale, False)
-    for kind in cfg.models:
-        runs = []
-        for s in range(cfg.seeds):
-            seed = run.seed + s
-            torch.manual_seed(seed)
-            model = build_model(kind, arch)
-            log = lambda d, step, k=kind, s=s: run.logger.log({f"{k}/seed{s}/{n}": v for n, v in d.items()}, step)  # noqa: E731
-            info = train_model(
-                model, train, train_scenes, cfg.train_steps, cfg.lr, seed, cfg.batch_peds, cfg.batch_cap,
-                progress=lambda it, k=kind: run.progress(it, desc=f"train {k}", unit="step"), log=log,
-                device=device, checkpointer=run.checkpointer(CHECKPOINT_EVERY, name=f"{kind}-seed{s}"),
-                resume=run.scale_out.resume,
-            )  # fmt: skip
-            traj, goals, secs = predict_clips(model, test, test_scenes, cfg.n_cvae, cfg.n_cell, seed, device=device)
-            row = ev(traj, goals)
-            row["train"] = {k: info[k] for k in ("train_s", "train_peds", "train_peds_per_s", "total") if k in info}
-            row["predict_s"] = secs
-            runs.append(row)
-            if s == 0:
-                samples[kind] = traj
-                throughput[f"{kind}_train_peds_per_s"] = info["train_peds_per_s"]
-                throughput[f"{kind}_predict_peds_per_s"] = len(test) / max(secs, 1e-9)
-        metrics[kind] = runs[0] if cfg.seeds == 1 else _mean_runs(runs)
+    metrics.update(
+        _train_and_predict(
+            cfg, run, train, test, train_masks, test_masks, ev, device, samples, throughput, checkpoints=True
+        )
+    )
     figures = []
     if cfg.plot and samples:
         figures.append(plot_samples(run.dir / "samples.png", test, test_masks, samples))
