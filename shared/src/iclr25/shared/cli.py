@@ -454,6 +454,52 @@ def _cmd_info(paper: Paper) -> int:
     return 0
 
 
+def _cmd_claims(paper: Paper, args: argparse.Namespace) -> int:
+    """List a paper's declared claims, or evaluate them again from a results.json (`--results`), without running
+    anything: `--check` exits 1 when they differ from the claims stored there, `--out` writes the re-evaluated
+    results (for `iclr25 compare`)."""
+    from iclr25.shared.claims import config_of, differences, evaluate
+    from iclr25.shared.results import Report, claims_table
+
+    presets = paper.load_presets()
+    if args.results is None:
+        if args.check or args.out:
+            raise CliError("--check and --out need --results FILE (the run whose claims to evaluate again)")
+        if args.scale not in presets:
+            raise CliError(f"{paper.slug} has no scale {args.scale!r}: scale must be one of {', '.join(presets)}")
+        declared = paper.load_claims()(presets[args.scale])
+        print(
+            f"{paper.slug}: {len(declared)} claims of the {args.scale} preset ({sum(d.gated for d in declared)} gated)"
+        )
+        print("| claim | gated | paper's value | where in the paper | reads | margin |")
+        print("|---|---|---|---|---|---|")
+        for d in declared:
+            cells = [d.name, "yes" if d.gated else "no", "n/a" if d.paper is None else str(d.paper)]
+            cells += [d.source or "-", f"`{d.reads}`", d.margin]
+            print("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        return 0
+    from iclr25.shared.compare import read_report
+
+    stored = read_report(args.results, "results")
+    if stored.paper != paper.slug:
+        raise CliError(f"{args.results} holds results of {stored.paper!r}, not {paper.slug!r}")
+    config = config_of(presets, stored.scale, stored.config)
+    report = Report(**{**vars(stored), "claims": evaluate(paper.load_claims()(config), stored.metrics, config)})
+    print(claims_table(report.claims))
+    if args.out:
+        check_run_folder(args.out, overwrite=False)
+        print(f"wrote {report.write(args.out)}")
+    changed = differences(stored.claims, report.claims)
+    if args.check:
+        for line in changed:
+            print(f"iclr25: {paper.slug}: {line}", file=sys.stderr)
+        print(
+            f"{paper.slug}: {len(report.claims)} claims, {'identical to' if not changed else 'DIFFERENT from'} {args.results}"
+        )
+        return 1 if changed else 0
+    return 0
+
+
 def _recorded_runtime(paper: Paper, scale: str) -> float | None:
     """The expected wall time of the package's committed `results/<scale>` run (from a source checkout).
 
@@ -729,7 +775,9 @@ def _cmd_compare(papers: dict[str, Paper], args: argparse.Namespace) -> int:
 def _umbrella_parser(papers: dict[str, Paper]) -> Parser:
     parser = make_parser("iclr25", "ICLR 2025 papers, reimplemented: list, inspect and reproduce them.")
     sub = parser.add_subparsers(
-        dest="command", required=True, metavar="{list,info,reproduce,readme,compare,history,new,site,<slug>}"
+        dest="command",
+        required=True,
+        metavar="{list,info,claims,reproduce,readme,compare,history,new,site,smoke,<slug>}",
     )
     sub.add_parser("list", help="installed papers")
     info = sub.add_parser("info", help="one paper's details")
@@ -747,6 +795,14 @@ def _umbrella_parser(papers: dict[str, Paper]) -> Parser:
     rep.add_argument("--device", choices=DEVICES, default="auto")
     rep.add_argument("--wandb", choices=WANDB_MODES, default="off")
     rep.add_argument("--overwrite", action="store_true", help="replace run folders earlier runs made")
+    claims = sub.add_parser(
+        "claims", help="a paper's declared claims, or its claims evaluated again from a results.json"
+    )
+    claims.add_argument("slug")
+    claims.add_argument("--scale", default="quick", help="whose preset's claims to list (default: %(default)s)")
+    claims.add_argument("--results", type=Path, help="evaluate the claims again from this results.json (or run folder)")
+    claims.add_argument("--check", action="store_true", help="exit 1 when they differ from the claims stored there")
+    claims.add_argument("--out", type=Path, help="write the results with the re-evaluated claims into this new folder")
     cmp = sub.add_parser("compare", help="compare a run's results with a baseline (default: the committed results)")
     cmp.add_argument("run", type=Path, help="run folder (or its results.json)")
     cmp.add_argument("baseline", type=Path, nargs="?", help="default: the package's committed results/<scale>")
@@ -796,6 +852,8 @@ def main(argv: list[str] | None = None) -> int:
         return _cmd_info(_find(papers, args.slug))
     if args.command == "readme":
         return _cmd_readme(papers, args)
+    if args.command == "claims":
+        return _cmd_claims(_find(papers, args.slug), args)
     if args.command == "compare":
         return _cmd_compare(papers, args)
     if args.command == "smoke":

@@ -177,6 +177,15 @@ class Paper:
         """Import and return the package's reproduction entry point."""
         return _resolve(self.reproduce)
 
+    def load_claims(self) -> Callable[[Any], list[Any]]:
+        """Import and return the package's claim declarations, `declared(config) -> list[Declared]` of its
+        `claims` module (see `iclr25.shared.claims`)."""
+        return _resolve(f"{self.module}.claims:declared")
+
+    def load_presets(self) -> dict[str, Any]:
+        """Import and return the package's presets (`PRESETS` of its `config` module): scale name -> Config."""
+        return _resolve(f"{self.module}.config:PRESETS")
+
 
 def _resolve(target: str) -> Any:
     module_name, _, attr = target.partition(":")

@@ -44,12 +44,15 @@ class Claim:
     holds: bool
     gated: bool
     tolerance: float | None = None  # `iclr25 compare`: how far `ours` may move between runs (None: exactly equal)
+    source: str = ""  # where the paper gives its value ("Table 2", "Fig. 3", "Sec. 5.1"), "" when it gives none
+    measured: bool = True  # False when the metric the claim reads is missing from the run (it then does not hold)
 
     def __post_init__(self) -> None:
         if not self.name:
             raise ValueError("Claim.name must not be empty")
-        self.holds = bool(self.holds)
+        self.holds = bool(self.holds) and bool(self.measured)
         self.gated = bool(self.gated)
+        self.measured = bool(self.measured)
         for attr in ("paper", "ours"):
             value = getattr(self, attr)
             if hasattr(value, "item"):  # numpy / torch scalars
@@ -57,8 +60,9 @@ class Claim:
 
     @property
     def status(self) -> str:
-        """'holds' or 'FAILS', plus whether the claim is gated or only reported."""
-        return ("holds" if self.holds else "FAILS") + (" (gated)" if self.gated else " (reported)")
+        """'holds', 'FAILS' or 'not measured', plus whether the claim is gated or only reported."""
+        state = "not measured" if not self.measured else "holds" if self.holds else "FAILS"
+        return state + (" (gated)" if self.gated else " (reported)")
 
 
 def _jsonable(value: Any) -> Any:
