@@ -4,25 +4,27 @@ and for each a deliberately broken variant of the method that the same gate reje
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from iclr25.conditional_conformal import cp2
+from iclr25.conditional_conformal.claims import declared
 from iclr25.conditional_conformal.config import PRESETS
-from iclr25.conditional_conformal.reproduce import (
-    claims,
+from iclr25.conditional_conformal.experiments import (
     measure_qhat,
     measure_synthetic,
     measure_validity,
     measure_wsc,
 )
+from iclr25.shared.claims import evaluate
 
 CI = PRESETS["ci"]
 
 
 def _by_name(metrics, cfg=CI):
-    return {c.name: c for c in claims(metrics, cfg)}
+    return {c.name: c for c in evaluate(declared(cfg), metrics, cfg)}
 
 
 def _assert_all_hold(found, names):
@@ -133,7 +135,7 @@ def test_gate_wsc_rejects_in_sample_slab():
 # ---------------------------------------------------------------------------------------- full-preset plumbing
 def test_real_data_part_on_generated_files(tmp_path):
     """The `full` preset's real-data loop on tiny generated bio (1-D) and rf1 (8 outputs) files."""
-    from iclr25.conditional_conformal.reproduce import measure_real
+    from iclr25.conditional_conformal.experiments import measure_real
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal((240, 9))
@@ -164,5 +166,14 @@ def test_real_data_part_on_generated_files(tmp_path):
     assert {"cp2_l@M5", "cp2_l@M10", "cqr@M10", "cp2_hpd@M10"} <= set(out["bio"])
     assert 0 < out["bio"]["cp2_l@M10"]["coverage"] <= 1 and out["bio"]["cp2_l@M10"]["size_over_sd"] > 0
     assert set(out["rf1"]) >= {"cp2_l@M20", "pcp@M20"} and "cqr@M20" not in out["rf1"]
-    made = {c.name for c in claims({"real": out}, cfg)}
-    assert not made  # no paper WSC row for bio / rf1
+    real = [c for c in evaluate(declared(cfg), {"real": out}, cfg) if c.name.startswith("real_")]
+    assert real and all(c.name.startswith("real_fb1_") and not c.measured for c in real)  # no paper row for bio / rf1
+
+
+def test_committed_claims_are_the_declared_claims():
+    from iclr25.shared.claims import config_of, differences
+    from iclr25.shared.results import Report
+
+    report = Report.read(Path(__file__).resolve().parents[1] / "results" / "quick")
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []

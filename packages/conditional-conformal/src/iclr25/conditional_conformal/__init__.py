@@ -1,8 +1,9 @@
 """CP²: Probabilistic Conformal Prediction with Approximate Conditional Validity (ICLR 2025, arXiv 2407.01794).
 
 CP²-PCP (Alg. 1) and CP²-HPD (Alg. 2), the paper's baselines (split CP, PCP/HD-PCP, Π-only, CQR, CQR2), an
-MDN and oracle mixture estimators, the metrics (coverage, x-bin coverage, worst-slab coverage, size) and the
-reproduction. Public names load lazily, so importing the package does not import torch.
+MDN and oracle mixture estimators, the metrics (coverage, x-bin coverage, worst-slab coverage, size), the
+experiments (`experiments`), the claims declared as data (`claims`) and the reproduction plan (`reproduce`).
+Public names load lazily, so importing the package does not import torch.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.conditional_conformal.baselines import PiOnly
     from iclr25.conditional_conformal.baselines import QuantileNet
     from iclr25.conditional_conformal.baselines import SplitCP
+    from iclr25.conditional_conformal.claims import declared
     from iclr25.conditional_conformal.config import PRESETS
     from iclr25.conditional_conformal.config import Config
     from iclr25.conditional_conformal.cp2 import CP2HPD
@@ -41,7 +43,6 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.conditional_conformal.metrics import coverage
     from iclr25.conditional_conformal.metrics import set_size
     from iclr25.conditional_conformal.metrics import wsc
-    from iclr25.conditional_conformal.reproduce import claims
     from iclr25.conditional_conformal.reproduce import run
     from iclr25.conditional_conformal.sets import Box
     from iclr25.conditional_conformal.sets import LevelSet
