@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from iclr25.fair_conformal_sets import calibrate, reproduce
+from iclr25.fair_conformal_sets import calibrate, claims, experiments, reproduce
 from iclr25.fair_conformal_sets.config import PRESETS
+from iclr25.shared.claims import config_of, differences, evaluate
+from iclr25.shared.results import Report
 
 GATED = {
     "marginal_coverage_lac", "marginal_coverage_aps", "mondrian_coverage_lac_g0", "mondrian_coverage_lac_g1",
@@ -22,8 +25,8 @@ GATED = {
 
 def _claims(**changes):
     cfg = replace(PRESETS["quick"], digits=False, **changes)
-    m = reproduce.measure(cfg)
-    return {c.name: c for c in reproduce.claims(m, cfg)}, m
+    m = experiments.measure(cfg)
+    return {c.name: c for c in evaluate(claims.declared(cfg), m, cfg)}, m
 
 
 @pytest.mark.claims
@@ -108,30 +111,39 @@ def test_real_task_outputs_and_study_data(tmp_path):
         PRESETS["full"], seeds=1, n_test=2000, validity_reps=5, mc_trials=1000, participants=2, n_boot=20,
         digits=False, hpo_trials=3, npz_dir=str(tmp_path), fcpd_dir=str(tmp_path / "study"),
     )  # fmt: skip
-    m = reproduce.measure(cfg)
+    m = experiments.measure(cfg)
     assert set(m["real_tasks"]) == {"bios", "facet", "ravdess"}
     facet = m["real_tasks"]["facet"]
     assert facet["n"] == [4000, 1000, 1000] and len(facet["mondrian"]["coverage_g"]) == 4
     assert m["real_tasks"]["bios"]["n"] == [10_000, 5000, 2000] and m["real_tasks"]["bios"]["score"] == "saps"
     assert 0.85 < m["real_tasks"]["bios"]["marginal"]["coverage"] < 0.95
     assert set(m["fcpd"]) == {"ravdess"} and "conditional" in m["fcpd"]["ravdess"]["impact"]
-    names = {c.name for c in reproduce.claims(m, cfg)}
+    names = {c.name for c in evaluate(claims.declared(cfg), m, cfg)}
     assert {"fcpd_ravdess_treatment_accuracy", "fcpd_ravdess_delta_conditional_above_marginal"} <= names
 
 
-def test_fcpd_accuracy_claim_tolerances():
+def test_fcpd_accuracy_claim_tolerances(tmp_path):
     """BiosBias is compared to 1e-4 (exact counts), FACET to the spec's 3 decimals."""
-    cfg = PRESETS["quick"]
-    m = reproduce.measure(replace(cfg, seeds=1, n_test=500, validity_reps=2, mc_trials=100, participants=2,
+    cfg = replace(PRESETS["quick"], fcpd_dir=str(tmp_path))  # declares the released-responses claims
+    m = experiments.measure(replace(cfg, fcpd_dir="", seeds=1, n_test=500, validity_reps=2, mc_trials=100, participants=2,
                                   n_boot=10, digits=False))  # fmt: skip
     base = {"impact": {}, "accuracy_from_results_csv": {}}
-    exact = dict(reproduce.FCPD_ACCURACY_EXACT["bios"])
+    exact = dict(claims.FCPD_ACCURACY_EXACT["bios"])
     m["fcpd"] = {
         "bios": {**base, "accuracy_from_results_csv": exact},
-        "facet": {**base, "accuracy_from_results_csv": {k: v + 4e-4 for k, v in reproduce.FCPD_ACCURACY["facet"].items()}},
+        "facet": {**base, "accuracy_from_results_csv": {k: v + 4e-4 for k, v in claims.FCPD_ACCURACY["facet"].items()}},
     }  # fmt: skip
-    claims = {c.name: c for c in reproduce.claims(m, cfg)}
-    assert claims["fcpd_bios_treatment_accuracy"].holds and claims["fcpd_facet_treatment_accuracy"].holds
+    table = {c.name: c for c in evaluate(claims.declared(cfg), m, cfg)}
+    assert table["fcpd_bios_treatment_accuracy"].holds and table["fcpd_facet_treatment_accuracy"].holds
     m["fcpd"]["bios"]["accuracy_from_results_csv"] = {**exact, "conditional": 0.7030}
-    claims = {c.name: c for c in reproduce.claims(m, cfg)}
-    assert not claims["fcpd_bios_treatment_accuracy"].holds and not claims["fcpd_bios_treatment_accuracy"].gated
+    table = {c.name: c for c in evaluate(claims.declared(cfg), m, cfg)}
+    assert not table["fcpd_bios_treatment_accuracy"].holds and not table["fcpd_bios_treatment_accuracy"].gated
+    # the released responses of RAVDESS were not given: its claims are reported as not measured, never dropped
+    assert not table["fcpd_ravdess_treatment_accuracy"].measured and not table["fcpd_ravdess_treatment_accuracy"].holds
+
+
+def test_committed_claims_are_the_declared_claims():
+    """The declared claims, evaluated again on the committed quick metrics, are the committed claims."""
+    report = Report.read(Path(__file__).resolve().parents[1] / "results" / "quick")
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(claims.declared(cfg), report.metrics, cfg)) == []

@@ -285,7 +285,10 @@ class Declared:
     @property
     def reads(self) -> str:
         """What the claim reads: its metric path, or the name of its metric function."""
-        return self.metric if isinstance(self.metric, str) else f"{getattr(self.metric, '__name__', 'function')}()"
+        if isinstance(self.metric, str):
+            return self.metric
+        name = getattr(self.metric, "__name__", "function")
+        return name if "(" in name else f"{name}()"
 
     def evaluate(self, metrics: dict[str, Any], config: Any) -> Claim:
         """The claim measured on `metrics` (in their stored form, see `stored_form`)."""

@@ -6,7 +6,7 @@ importing this package imports neither numpy nor torch. Modules: `scores` (LAC, 
 (marginal, Mondrian, Equalized Set Size), `sets` (Top-k, Average-k), `predictor` (fit / predict_set),
 `metrics`, `decision` (simulated decision-maker), `fcpd` (human-study re-analysis), `gee` (clustered logistic
 GEE), `data`, `reference`,
-`config`, `reproduce`, `cli`.
+`experiments` (the measurements), `claims` (the claims, as data), `config`, `reproduce` (the plan), `cli`.
 """
 
 from __future__ import annotations
