@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import torch
 
+from iclr25.compose_decompose.config import PRESETS
 from iclr25.compose_decompose.data import make_thing_dataset
-from iclr25.compose_decompose.reproduce import PRESETS, experiments
+from iclr25.compose_decompose.experiments import experiments
 from iclr25.compose_decompose.training import (
     build_game,
     decompose_then_compose,

@@ -5,7 +5,8 @@ describe unseen combinations by emitting several words (Compose), zero-shot or f
 available: games and agents are a reconstruction from the abstract, the reviews and the CBM code, each choice a
 switch. Public names are exported lazily: importing this package imports neither numpy nor torch.
 Modules: `concepts`, `data`, `games`, `codebook` (the CB channel), `baselines` (GS, QT), `agents`, `metrics`,
-`reference` (slow forms), `training`, `config`, `reproduce`, `cli`.
+`reference` (slow forms), `training`, `config`, `experiments` (the runs and checks of the reproduction), `claims`
+(its claims as data), `reproduce` (the plan), `cli`.
 """
 
 from __future__ import annotations

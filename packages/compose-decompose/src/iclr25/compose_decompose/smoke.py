@@ -6,13 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from iclr25.compose_decompose.config import PRESETS
-from iclr25.compose_decompose.reproduce import make_data
+from iclr25.compose_decompose.data import make_dataset
 from iclr25.compose_decompose.training import build_game, train
 
 
 def build(device: str, reduced: bool) -> Callable[[], int]:
     cfg = PRESETS["full"]
-    data = make_data("shapes", cfg, 0)
+    data = make_dataset(
+        "shapes", 0, cfg.noise, cfg.thing_per_combo, cfg.n_per_combo, cfg.image_size, cfg.shape_extended
+    )
     game = build_game(data, "cb", cfg.K, cfg.dim, cfg.hidden, cfg.sender, cfg.combine, cfg.beta1, cfg.beta2, cfg.init)
     game.to(device)
     calls = [0]
