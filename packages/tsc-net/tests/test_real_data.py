@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 import torch
 
+from iclr25.shared.claims import evaluate
 from iclr25.shared.fabric import Checkpointer
-from iclr25.tsc_net import reproduce
+from iclr25.tsc_net.claims import declared
 from iclr25.tsc_net.cli import main
 from iclr25.tsc_net.config import PRESETS
 from iclr25.tsc_net.data import build_clips, write_ynet
@@ -53,9 +54,10 @@ def test_full_runs_on_real_format_data_and_writes_the_real_data_claims(sdd_folde
 def test_learned_claims_are_gated_only_at_paper_scale():
     row = {"all": {"minADE": 7.0, "minFDE": 11.0, "violation": 0.01}}
     metrics = {"cv": {"all": {"minFDE": 40.0}}, "cv_k20": {"all": {"minADE": 10.0, "minFDE": 20.0}}, "tsc": row}
-    paper = {c.name: c for c in reproduce.sdd_claims(metrics, PRESETS["full"])}
+    paper = {c.name: c for c in evaluate(declared(PRESETS["full"]), metrics, PRESETS["full"])}
     assert paper["sdd_tsc_minFDE20"].gated and paper["sdd_tsc_minFDE20"].holds and paper["sdd_tsc_minADE20"].holds
-    short = {c.name: c for c in reproduce.sdd_claims(metrics, replace(PRESETS["full"], train_steps=2))}
+    short_cfg = replace(PRESETS["full"], train_steps=2)
+    short = {c.name: c for c in evaluate(declared(short_cfg), metrics, short_cfg)}
     assert not short["sdd_tsc_minFDE20"].gated and short["sdd_cvk20_beats_cv"].gated
 
 

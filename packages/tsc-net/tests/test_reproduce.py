@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from iclr25.shared.claims import evaluate
 from iclr25.tsc_net import data as data_module
-from iclr25.tsc_net import reproduce
+from iclr25.tsc_net import experiments, reproduce
+from iclr25.tsc_net.claims import declared
 from iclr25.tsc_net.config import PRESETS
 
 
@@ -34,15 +38,18 @@ def test_gate_fails_when_the_simulator_lets_agents_onto_obstacles(tmp_path, monk
 @pytest.mark.claims
 def test_gate_fails_when_the_scene_is_uninformative(tmp_path, monkeypatch):
     """Exits read back in the wrong scene: the geodesic reference no longer knows where agents go."""
-    real = reproduce.load_data
+    real = experiments.load_data
 
     def shuffled(cfg, seed, folder):
         train, tm, test, masks, exits = real(cfg, seed, folder)
         return train, tm, test, masks, exits[1:] + exits[:1]
 
-    monkeypatch.setattr(reproduce, "load_data", shuffled)
+    monkeypatch.setattr(experiments, "load_data", shuffled)
     report = reproduce.run("ci", tmp_path / "run", config=SMALL)
     assert "geodesic_vs_cvk20" in {c.name for c in report.failed_gated}
+
+
+BENCHMARK = PRESETS["benchmark"]  # every learned model, goal regression included
 
 
 def test_claims_report_learned_comparisons_without_gating():
@@ -52,12 +59,12 @@ def test_claims_report_learned_comparisons_without_gating():
                "geodesic_exits": {"all": {"minFDE": 3.0, "violation": 0.0}},
                "tsc": row, "blind": {"all": {"minFDE": 7.0, "violation": 0.05}},
                "goalreg": {"all": {"minFDE": 6.0}, "irregular": {"minFDE": 10.0}}}  # fmt: skip
-    claims = {c.name: c for c in reproduce.claims(metrics, PRESETS["quick"])}
+    claims = {c.name: c for c in evaluate(declared(BENCHMARK), metrics, BENCHMARK)}
     assert claims["tsc_vs_cvk20"].holds and not claims["tsc_vs_cvk20"].gated
     assert claims["violations_scene_vs_blind"].holds and claims["fde_scene_vs_blind"].holds
     assert claims["cells_vs_regression_irregular"].holds
     metrics["tsc"] = {"all": {"minFDE": 9.0, "violation": 0.2}, "irregular": {"minFDE": 11.0}}
-    claims = {c.name: c for c in reproduce.claims(metrics, PRESETS["quick"])}
+    claims = {c.name: c for c in evaluate(declared(BENCHMARK), metrics, BENCHMARK)}
     assert not any(claims[k].holds for k in ("tsc_vs_cvk20", "violations_scene_vs_blind", "fde_scene_vs_blind"))
 
 
@@ -84,3 +91,12 @@ def test_full_preset_runs_the_official_behaviour_and_bench_trains_longer():
     quick = arch_config(PRESETS["quick"])
     assert not (quick.keys_are_inputs or quick.softmax_then_divide or quick.ln_gain_normal)
     assert PRESETS["bench"].train_steps >= 5 * PRESETS["quick"].train_steps and "tsc" in PRESETS["bench"].models
+
+
+def test_committed_claims_are_the_declared_claims():
+    from iclr25.shared.claims import config_of, differences
+    from iclr25.shared.results import Report
+
+    report = Report.read(Path(__file__).resolve().parents[1] / "results" / "quick")
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []

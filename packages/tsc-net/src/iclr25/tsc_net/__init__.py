@@ -2,6 +2,8 @@
 
 Trajectory points and candidate future cells share one "trajectory-scene-cell" feature; goals are a cell of a coarse
 grid (per-cell CVAE) + an offset, steps a cell of a 3 x 3 grid + an offset, rolled out with the scene re-cropped.
+Modules: the model, scene and grid, data and simulator, baselines, metrics, training, the experiments
+(`experiments`), the claims declared as data (`claims`) and the reproduction plan (`reproduce`).
 Public names are exported lazily: importing this package does not import torch.
 """
 
