@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 import iclr25.hd_explain.explainer as explainer_module
+from iclr25.hd_explain.claims import GATES, declared
 from iclr25.hd_explain.config import PRESETS, Config
-from iclr25.hd_explain.reproduce import GATES, claims, run
+from iclr25.hd_explain.reproduce import run
+from iclr25.shared.claims import config_of, differences, evaluate
+from iclr25.shared.results import Report
 
 GATED = {
     "rect_hit_vs_baselines",
@@ -126,11 +130,17 @@ def _metrics(hd_hit=0.6, base_hit=0.1, hd_cov=0.45, base_cov=0.2, dim_d=0.07):
 
 def test_claims_judge_the_thresholds():
     cfg = Config()
-    ok = {c.name: c.holds for c in claims(_metrics(), cfg)}
+    ok = {c.name: c.holds for c in evaluate(declared(cfg), _metrics(), cfg)}
     assert ok["rect_hit_vs_baselines"] and ok["rect_coverage_vs_baselines"] and ok["rect_bandwidth_dim_d_collapses"]
-    bad = {c.name: c.holds for c in claims(_metrics(hd_hit=0.3, hd_cov=0.25, dim_d=0.35), cfg)}
+    bad = {c.name: c.holds for c in evaluate(declared(cfg), _metrics(hd_hit=0.3, hd_cov=0.25, dim_d=0.35), cfg)}
     assert not (bad["rect_hit_vs_baselines"] or bad["rect_coverage_vs_baselines"])
     assert not bad["rect_bandwidth_dim_d_collapses"]
+
+
+def test_committed_claims_are_the_declared_claims():
+    report = Report.read(Path(__file__).resolve().parents[1] / "results" / "quick")
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []
 
 
 def test_images_section_smoke(tmp_path):

@@ -5,7 +5,7 @@ kappa(d_test, d_i), d = [x, onehot y], under the model read as a density over (x
 Public names are exported lazily: importing this package imports neither numpy nor torch.
 Modules: `stein` (kernels), `explainer` (HD-Explain), `baselines` (IF, TracIn, RPS, similarity),
 `evaluation` (hit rate / coverage, mislabel detection), `data`, `models`, `training`, `reference`,
-`config`, `reproduce`, `cli`.
+`config`, `experiments` (the reproduction's sections), `claims` (its claims, as data), `reproduce`, `cli`.
 """
 
 from __future__ import annotations
