@@ -12,7 +12,7 @@ import torch
 
 from iclr25.dynamical_diffusion.cli import main
 from iclr25.dynamical_diffusion.config import Config
-from iclr25.dynamical_diffusion.reproduce import make_model
+from iclr25.dynamical_diffusion.training import make_model
 
 
 def _checkpoint(path: Path, n_context: int = 4) -> Path:

@@ -18,8 +18,8 @@ from iclr25.dynamical_diffusion.dydiff import (
     make_beta_schedule,
     make_theta_schedule,
 )
+from iclr25.dynamical_diffusion.experiments import sampler_noise_drift
 from iclr25.dynamical_diffusion.models import FrameStackUNet
-from iclr25.dynamical_diffusion.reproduce import sampler_noise_drift
 
 
 def test_schedule_values() -> None:

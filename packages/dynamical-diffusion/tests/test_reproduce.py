@@ -8,12 +8,22 @@ from pathlib import Path
 
 import pytest
 
-from iclr25.dynamical_diffusion.config import DDIM_BUGS, PRESETS, Config
+from iclr25.dynamical_diffusion.claims import declared
+from iclr25.dynamical_diffusion.config import DDIM_BUGS, PRESETS, Config, model_variants
 from iclr25.dynamical_diffusion.dydiff import DynamicalDiffusion
-from iclr25.dynamical_diffusion.reproduce import SLUG, claims, exact_checks, model_variants, run
+from iclr25.dynamical_diffusion.experiments import _metrics, exact_checks
+from iclr25.dynamical_diffusion.reproduce import SLUG, run
+from iclr25.shared.claims import config_of, differences, evaluate
 from iclr25.shared.cli import build_config
-from iclr25.shared.results import Report
+from iclr25.shared.results import Claim, Report
 from iclr25.shared.run import rerun_command
+
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "quick"
+
+
+def claims(metrics: dict, config: Config) -> list[Claim]:
+    """The declared claims judged on `metrics`, as a run reports them."""
+    return evaluate(declared(config), metrics, config)
 
 
 @pytest.mark.claims
@@ -105,8 +115,6 @@ def test_bugs_gate_fails_when_the_injected_bugs_do_nothing(monkeypatch: pytest.M
 
 
 def test_paired_claims_test_every_variant_against_dpm_and_the_ablations_against_dydiff() -> None:
-    from iclr25.dynamical_diffusion.reproduce import _metrics, _paired_claims
-
     config = replace(PRESETS["bench"], seeds=7)
     names = [name for name, _, _ in model_variants(config)]
     assert names == ["dpm", "dydiff", "dydiff_r0.1", "dydiff_independent_noise"]
@@ -125,13 +133,37 @@ def test_paired_claims_test_every_variant_against_dpm_and_the_ablations_against_
     assert metrics["paired_vs_dpm"]["dydiff"]["p_holm"] == pytest.approx(3 * 2 / 128)  # Holm over three
     assert metrics["paired_vs_dydiff"]["dydiff_r0.1"]["p_holm"] == pytest.approx(2 * 2 / 128)  # over two
     assert metrics["paired_vs_dydiff"]["dydiff_independent_noise"]["mean_diff"] == pytest.approx(0.2)
-    found = {c.name: c for c in _paired_claims(metrics["paired_vs_dydiff"], "dydiff")}
-    assert set(found) == {"paired_dydiff_r0.1_vs_dydiff", "paired_dydiff_independent_noise_vs_dydiff"}
-    assert all(c.holds and not c.gated for c in found.values())
+    paired = [c for c in claims(metrics, config) if c.name.startswith("paired_")]
+    assert [c.name for c in paired] == [
+        "paired_dydiff",
+        "paired_dydiff_r0_1",
+        "paired_dydiff_independent_noise",
+        "paired_dydiff_r0_1_vs_dydiff",
+        "paired_dydiff_independent_noise_vs_dydiff",
+    ]
+    assert all(c.holds and not c.gated for c in paired)
     for row in per_seed:  # the ablation now worse than DyDiff on every seed: its claim fails
         row["dydiff_r0.1"]["crps"] = row["dydiff"]["crps"] + 0.1
-    worse = _paired_claims(_metrics(config, {}, per_seed)["paired_vs_dydiff"], "dydiff")
-    assert not worse[0].holds and worse[1].holds
+    worse = {c.name: c for c in claims(_metrics(config, {}, per_seed), config)}
+    assert not worse["paired_dydiff_r0_1_vs_dydiff"].holds
+    assert worse["paired_dydiff_independent_noise_vs_dydiff"].holds
+
+
+def test_claims_exist_whatever_was_measured() -> None:
+    """Which claims a run has depends on its config only: one seed has no paired claims, a missing metric is
+    reported as not measured."""
+    names = [d.name for d in declared(PRESETS["ci"])]
+    assert not any(n.startswith("paired_") for n in names)
+    assert [d.name for d in declared(PRESETS["quick"])][-2:] == ["paired_dydiff", "both_beat_persistence"]
+    missing = claims({}, PRESETS["quick"])
+    assert [c.name for c in missing] == [d.name for d in declared(PRESETS["quick"])]
+    assert not any(c.holds for c in missing)
+
+
+def test_committed_claims_are_the_declared_claims() -> None:
+    report = Report.read(RESULTS)
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []
 
 
 def test_presets_and_validation() -> None:

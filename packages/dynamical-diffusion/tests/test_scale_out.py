@@ -12,8 +12,7 @@ import pytest
 import torch
 
 from iclr25.dynamical_diffusion.config import Config
-from iclr25.dynamical_diffusion.reproduce import make_data, make_model
-from iclr25.dynamical_diffusion.training import train
+from iclr25.dynamical_diffusion.training import make_data, make_model, train
 from iclr25.shared.fabric import Checkpointer
 from iclr25.shared.testing import InterruptAt, flat_parameters, reproduce_full_preset, two_processes_equal_one
 
@@ -23,8 +22,7 @@ WORKER = """
 import torch
 
 from iclr25.dynamical_diffusion.config import Config
-from iclr25.dynamical_diffusion.reproduce import make_data, make_model
-from iclr25.dynamical_diffusion.training import train
+from iclr25.dynamical_diffusion.training import make_data, make_model, train
 from iclr25.shared.testing import finish_worker
 
 

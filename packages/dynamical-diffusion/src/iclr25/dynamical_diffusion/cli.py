@@ -131,8 +131,7 @@ def _train(args) -> int:
 
     import torch
 
-    from iclr25.dynamical_diffusion.reproduce import make_data, make_model
-    from iclr25.dynamical_diffusion.training import train
+    from iclr25.dynamical_diffusion.training import make_data, make_model, train
     from iclr25.shared.device import configure_torch, pick_device
     from iclr25.shared.fabric import Checkpointer
     from iclr25.shared.files import save_torch
@@ -188,7 +187,7 @@ def _train(args) -> int:
 def _load_model(path: Path):
     """(model, config, seed) from a model.pt written by `train`; weights only, nothing in the file runs."""
     from iclr25.dynamical_diffusion.config import Config
-    from iclr25.dynamical_diffusion.reproduce import make_model
+    from iclr25.dynamical_diffusion.training import make_model
     from iclr25.shared.safeload import load_checkpoint
 
     ckpt = load_checkpoint(path, required_keys=("config", "seed", "state_dict"), what="model.pt written by `train`")
@@ -220,8 +219,7 @@ def _sample(args) -> int:
     import numpy as np
     import torch
 
-    from iclr25.dynamical_diffusion.reproduce import make_data
-    from iclr25.dynamical_diffusion.training import sample_batched
+    from iclr25.dynamical_diffusion.training import make_data, sample_batched
     from iclr25.shared.device import pick_device
     from iclr25.shared.files import write_with
     from iclr25.shared.results import atomic_write_json

@@ -106,6 +106,16 @@ class Config(Validated):
             raise ValueError(f"ddim_steps={self.ddim_steps} over T={self.T} would reach t = T; pick another count")
 
 
+def model_variants(config: Config) -> list[tuple[str, float, bool]]:
+    """(name, gamma ratio, dependent noise) of every model a run trains: DPM, DyDiff, then the ablations."""
+    dep = config.dependent_noise
+    variants = [("dpm", 0.0, dep), ("dydiff", config.gamma_ratio, dep)]
+    variants += [(f"dydiff_r{r:g}", r, dep) for r in config.ablation_ratios]
+    if config.noise_ablation:
+        variants.append((f"dydiff_{'independent' if dep else 'dependent'}_noise", config.gamma_ratio, not dep))
+    return variants
+
+
 PRESETS: dict[str, Config] = {
     # CI gate: the exact checks plus a 100-step smoke run of the whole pipeline (~20 s on 2 idle cores).
     # `iclr25-dynamical-diffusion reproduce --scale ci`: gated claims hold; the benchmark numbers are meaningless.

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import torch
 
 from iclr25.dynamical_diffusion.config import PRESETS
-from iclr25.dynamical_diffusion.reproduce import make_model
+from iclr25.dynamical_diffusion.training import make_model
 
 CPU_BATCH = 1
 

@@ -1,4 +1,5 @@
-"""Training and evaluation loops for Dynamical Diffusion (arXiv 2503.00951) on in-memory sequence tensors.
+"""Training and evaluation loops for Dynamical Diffusion (arXiv 2503.00951) on in-memory sequence tensors, and the
+data (`make_data`) and model (`make_model`) a config trains.
 
 Training follows the official recipe: AdamW (PyTorch defaults, weight decay 0.01), constant learning rate, no
 gradient clipping, no weight EMA, uniform t, MSE on the mixed noise over all frames. Batches, timesteps and noise
@@ -11,13 +12,58 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
+from iclr25.dynamical_diffusion.config import Config
 from iclr25.dynamical_diffusion.dydiff import DynamicalDiffusion
 from iclr25.dynamical_diffusion.metrics import crps_pwm, crps_pwm_map, ensemble_mse, official_rmse
 from iclr25.shared.device import synchronize
 from iclr25.shared.progress import progress
+
+
+def make_data(config: Config, seed: int, device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
+    """Train and test sequences (N, S, C, *grid), scaled by the training max |value|.
+
+    `device` runs the Navier-Stokes solver (ns2d) there; the other generators are numpy.
+    """
+    from functools import partial
+
+    from iclr25.dynamical_diffusion import data
+
+    S = config.n_context + config.n_future
+    if config.dataset == "pde1d":
+        sim = data.simulate_advection_diffusion_1d
+    elif config.dataset == "pde2d":
+        sim = data.simulate_advection_diffusion
+    elif config.dataset == "heat":
+        sim = data.simulate_heat
+    else:
+        sim = partial(data.simulate_navier_stokes_2d, device=device)
+    train = sim(config.n_train, n_frames=S, n_context=config.n_context, size=config.size, seed=seed)
+    test = sim(config.n_test, n_frames=S, n_context=config.n_context, size=config.size, seed=seed + 10_000)
+    scale = float(np.abs(train).max())
+    return train / scale, test / scale
+
+
+def make_model(config: Config, gamma_ratio: float, dependent_noise: bool | None = None) -> Any:
+    """A FrameStackUNet (1-D or 2-D per dataset) wrapped in DynamicalDiffusion with the given gamma ratio.
+
+    `dependent_noise` defaults to the config's.
+    """
+    from iclr25.dynamical_diffusion.models import FrameStackUNet
+
+    dims = 1 if config.dataset == "pde1d" else 2
+    channels = 2 if config.dataset == "ns2d" else 1  # ns2d frames are velocity (u, v)
+    net = FrameStackUNet(config.n_context + config.n_future, channels, dims, config.width, tuple(config.ch_mult))
+    return DynamicalDiffusion(
+        net,
+        T=config.T,
+        gamma_ratio=gamma_ratio,
+        dependent_noise=config.dependent_noise if dependent_noise is None else dependent_noise,
+        n_context=config.n_context,
+    )
 
 
 @dataclass
