@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from iclr25.sa_gfn.claims import declared
 from iclr25.sa_gfn.config import PRESETS, Config
-from iclr25.sa_gfn.reproduce import decoupling_claims, decoupling_jobs, early_separation, run, run_job
+from iclr25.sa_gfn.experiments import decoupling_jobs, early_separation
+from iclr25.sa_gfn.reproduce import run
+from iclr25.sa_gfn.training import run_job
+from iclr25.shared.claims import evaluate
+
+
+def claims_by_name(m: dict, cfg: Config) -> dict:
+    return {c.name: c for c in evaluate(declared(cfg), m, cfg)}
 
 
 @pytest.mark.claims
@@ -51,15 +60,9 @@ def test_early_separation_claim_reads_the_curve_and_can_fail():
     assert near["ratio_ge_2_from"] == 50
     assert early_separation(_history([1.0] * 8), iters)["ratio_ge_2_from"] is None
     final = {"l1_mean": 1e-4, "tv": 0.001, "sibling_tv": 0.4}
-    claim = {
-        c.name: c
-        for c in decoupling_claims({"decouple/decoupled": {**final, "early": far}, "decouple/coupled": final}, cfg)
-    }
+    claim = claims_by_name({"decouple/decoupled": {**final, "early": far}, "decouple/coupled": final}, cfg)
     assert claim["decoupled_sibling_far_early"].holds and not claim["decoupled_sibling_far_early"].gated
-    claim = {
-        c.name: c
-        for c in decoupling_claims({"decouple/decoupled": {**final, "early": near}, "decouple/coupled": final}, cfg)
-    }
+    claim = claims_by_name({"decouple/decoupled": {**final, "early": near}, "decouple/coupled": final}, cfg)
     assert not claim["decoupled_sibling_far_early"].holds
 
 
@@ -70,7 +73,7 @@ def test_decoupling_gate_fails_when_behavior_is_coupled():
     coupled = next(j for j in decoupling_jobs(cfg, 0, "cpu", sa_kw) if j.name == "decouple/coupled")
     final = run_job(coupled)["final"]
     m = {"decouple/decoupled": final, "decouple/coupled": final}  # the broken net in the method's place
-    by_name = {c.name: c for c in decoupling_claims(m, cfg)}
+    by_name = claims_by_name(m, cfg)
     assert by_name["decoupled_behavior_l1"].holds is False
     assert final["l1_mean"] > 2 * cfg.l1_bound
 
@@ -111,3 +114,12 @@ def test_presets_and_bad_scale():
         run("medium")
     with pytest.raises(ValueError, match="grid"):
         Config(grids=("64:standard",))
+
+
+def test_committed_claims_are_the_declared_claims():
+    from iclr25.shared.claims import config_of, differences
+    from iclr25.shared.results import Report
+
+    report = Report.read(Path(__file__).resolve().parents[1] / "results" / "quick")
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []

@@ -1,6 +1,8 @@
 """Towards Improving Exploration through Sibling Augmented GFlowNets (ICLR 2025, arXiv none (OpenReview HH4KWP8RP5)).
 
 A Behavior GFlowNet trained on extrinsic reward from its own and an intrinsically-motivated Sibling's trajectories.
+The reproduction: `experiments` (the training runs and their metrics), `claims` (the claims as data, with the
+paper's words and the spec's thresholds), `reproduce` (the plan: preset, experiments, figures, claims evaluated).
 Public names are exported lazily: importing this package does not import torch.
 """
 

@@ -39,7 +39,7 @@ def bench_jobs(
 ) -> list:
     """One `Job` per grid x method x seed."""
     from iclr25.sa_gfn.config import _parse_grid
-    from iclr25.sa_gfn.reproduce import Job
+    from iclr25.sa_gfn.training import Job
 
     check_int_at_least("iters", iters, 1)
     check_int_at_least("seeds", seeds, 1)
@@ -66,10 +66,10 @@ def bench(
     out: str | Path | None = None,
 ) -> dict[str, Any]:
     """Run the bench; return (and write under `out`: bench.json, curves.png) the curves and seconds/iteration."""
-    from iclr25.sa_gfn.reproduce import _run_all
+    from iclr25.sa_gfn.training import run_all
 
     jobs = bench_jobs(grids, methods, iters, seeds, eval_every, hidden, device)
-    results = _run_all(jobs, workers)
+    results = run_all(jobs, workers)
     runs = {
         name: {
             "iters": [h["iter"] for h in r["history"]],

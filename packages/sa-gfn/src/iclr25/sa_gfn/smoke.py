@@ -1,7 +1,7 @@
 """`iclr25 smoke`: one SA-GFN training iteration of the full preset's sweep on its longest-trajectory grid
 (2 x 64 HyperGrid, standard reward, R0 1e-3): the Sibling's and the Behavior's trajectory sampling and TB updates
 with the RND novelty bonus (policy MLPs 2 x 128, 16 Sibling + 8 Behavior trajectories, 8 mixed), through the
-package's own `build_method("sagfn", ...)` and `train_step`. On the CPU one torch thread, as `reproduce.measure`
+package's own `build_method("sagfn", ...)` and `train_step`. On the CPU one torch thread, as `experiments.measure`
 sets for these small networks."""
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ def scale_study(
 ) -> dict[str, Any]:
     """Train SA-GFN (quick-preset settings) for every setting x seed; return per-setting summaries and the choice."""
     from iclr25.sa_gfn.config import Config
-    from iclr25.sa_gfn.reproduce import Job, _run_all
+    from iclr25.sa_gfn.training import Job, run_all
 
     check_int_at_least("seeds", seeds, 1)
     check_int_at_least("iters", iters, 1)
@@ -141,7 +141,7 @@ def scale_study(
             )
             for s in range(seeds)
         ]
-        results = _run_all(jobs, workers)
+        results = run_all(jobs, workers)
         runs = [results[j.name] for j in jobs]
         summary[st.label] = summarise([r["final"] for r in runs], [r["history"] for r in runs], 3)
         summary[st.label]["seconds_per_seed"] = sum(r["seconds"] for r in runs) / seeds

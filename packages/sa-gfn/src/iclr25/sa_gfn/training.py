@@ -3,7 +3,8 @@
 `fit` runs `iters` iterations of any trainer with a `train_step()` (GFlowNet, SAGFN, IntrinsicGFlowNet) and
 logs, every `eval_every` iterations, on the sampler (the Behavior net for SA-GFN): exact l1_mean and TV to R/Z,
 modes captured (P_T >= 0.05), modes found by its own samples and in all training data, and distinct states; for
-SA-GFN also the Sibling's exact TV and the RND novelty's effective weight.
+SA-GFN also the Sibling's exact TV and the RND novelty's effective weight. `run_all` runs independent `Job`s
+(method x seed x grid) over worker processes.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ import torch
 
 from iclr25.sa_gfn.gflownet import l1_mean, modes_captured, total_variation
 from iclr25.shared.files import save_arrays
+from iclr25.shared.progress import progress
 from iclr25.shared.validate import check_int_at_least, check_positive
 
 
@@ -202,3 +205,53 @@ def train(
         summary = {"config": config, "final": result["final"], "seconds": result["seconds"], "run_dir": str(target)}
         atomic_write_json(run_dir / "summary.json", summary)
     return summary
+
+
+# --------------------------------------------------------------------------------------------- jobs
+@dataclass(frozen=True)
+class Job:
+    """One independent training run."""
+
+    name: str
+    method: str
+    seed: int
+    env: dict[str, Any]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    iters: int = 800
+    eval_every: int = 100
+    device: str = "cpu"
+    keep_distribution: bool = False
+
+
+def run_job(job: Job) -> dict[str, Any]:
+    """Train one method on one HyperGrid; return its final metrics, history and (optionally) P_T."""
+    from iclr25.sa_gfn.envs import HyperGrid
+
+    if job.device == "cpu":
+        torch.set_num_threads(1)
+    env = HyperGrid(device=job.device, **job.env)
+    trainer = build_method(job.method, env, seed=job.seed, **job.kwargs)
+    out = fit(trainer, job.iters, job.eval_every)
+    if job.keep_distribution:
+        out["distribution"] = trainer.exact_distribution().cpu().tolist()
+    out["name"] = job.name
+    return out
+
+
+def run_all(jobs: list[Job], workers: int) -> dict[str, dict[str, Any]]:
+    """Run independent jobs, in `workers` spawn-started processes when there are several; results by job name."""
+    if workers <= 1 or len(jobs) <= 1:
+        return {j.name: run_job(j) for j in progress(jobs, desc="training runs", unit="run")}
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    # Longest jobs first so that the two workers finish together.
+    order = sorted(jobs, key=lambda j: -j.iters * (2.2 if j.method == "sagfn" else 1.0))
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+            results = list(progress(pool.map(run_job, order), total=len(order), desc="training runs", unit="run"))
+    except BrokenProcessPool:  # e.g. a __main__ script without an `if __name__ == "__main__"` guard
+        results = [run_job(j) for j in progress(order, desc="training runs", unit="run")]
+    return {r["name"]: r for r in results}
