@@ -5,8 +5,10 @@ import pytest
 import torch
 from torch import nn
 
+from iclr25.highway_bp.config import Config
+from iclr25.highway_bp.experiments import resnet_data, train_resnet
 from iclr25.highway_bp.highway import flat_grad, highway_step
-from iclr25.highway_bp.reproduce import Config, resnet_data, run, train_resnet
+from iclr25.highway_bp.reproduce import run
 from iclr25.highway_bp.resnet import downsample, resnet_cifar, upsample
 
 CE = nn.functional.cross_entropy
