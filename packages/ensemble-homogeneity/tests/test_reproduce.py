@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from iclr25.ensemble_homogeneity import analysis as A
+from iclr25.ensemble_homogeneity.claims import declared
 from iclr25.ensemble_homogeneity.config import PRESETS, Config, parse_run
 from iclr25.ensemble_homogeneity.data import EnsemblePredictions
-from iclr25.ensemble_homogeneity.reproduce import analyse, claims, run, run_name
+from iclr25.ensemble_homogeneity.experiments import analyse, run_name
+from iclr25.ensemble_homogeneity.reproduce import run
+from iclr25.shared.claims import config_of, differences, evaluate
+from iclr25.shared.results import Report
 
 GATED = {
     "de_digits_mlp_k64_M32",
@@ -63,7 +68,7 @@ def _rejudge(report, out, name, probs=None, config: Config | None = None):
     metrics["runs"][name] = analyse(probs, preds.labels, config, members, np.random.default_rng(0)) | {
         "train": {"interpolated": True}
     }
-    return {c.name: c for c in claims(metrics, config)}
+    return {c.name: c for c in evaluate(declared(config), metrics, config)}
 
 
 @pytest.mark.claims
@@ -147,7 +152,7 @@ def test_heterogeneous_claim_fails_on_a_homogeneous_pool(ci_run):
     metrics["heterogeneous"] = dict(metrics["heterogeneous"]) | {
         k: j[k] for k in ("ensemble", "best_member", "mean_member")
     }
-    judged = {c.name: c for c in claims(metrics, PRESETS["ci"])}
+    judged = {c.name: c for c in evaluate(declared(PRESETS["ci"]), metrics, PRESETS["ci"])}
     assert not judged["heterogeneous_counterexample"].holds
 
 
@@ -190,3 +195,10 @@ def test_image_pipeline_runs_end_to_end(tmp_path):
     assert r["train"]["epochs"] == 2 and len(r["curve_brier_true"]["exact"]) == 3
     assert "NOT cifar10" in report.metrics["data"]["cifar10"] and "NOT cifar10" in report.notes
     assert {c.name for c in report.claims} >= {"de_cifar10_cnn_k2_M3", "curve_cifar10_cnn_k2_M3"}
+
+
+def test_committed_claims_are_the_declared_claims():
+    """The declared claims, evaluated again on the committed quick metrics, are the committed claims."""
+    report = Report.read(Path(__file__).resolve().parents[1] / "results" / "quick")
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []

@@ -4,7 +4,8 @@ Members of a homogeneous deep ensemble disagree point-wise but their true-class 
 over the data; hence every member has the same loss, the ensemble beats each of them, and the ensemble's
 Brier follows B∞ + V/M, predictable from two trained models. Public names are exported lazily: importing this
 package imports neither numpy nor torch. Modules: `analysis` (the method), `metrics`, `models` (batched
-ensembles), `training`, `baselines`, `data`, `reference` (slow forms), `config`, `reproduce`, `cli`.
+ensembles), `training`, `baselines`, `data`, `reference` (slow forms), `config`, `experiments` (what the
+reproduction measures), `claims` (the paper's claims as data), `reproduce` (the plan), `cli`.
 """
 
 from __future__ import annotations
