@@ -4,12 +4,20 @@ asserting each gated claim with its margin, and the same gate failing on a delib
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from iclr25.probe_pruning import pruning
+from iclr25.probe_pruning.claims import declared
 from iclr25.probe_pruning.config import PRESETS, Config
-from iclr25.probe_pruning.reproduce import claims, run
+from iclr25.probe_pruning.reproduce import run
+from iclr25.shared.claims import evaluate
+
+
+def claims(m, cfg):
+    return evaluate(declared(cfg), m, cfg)
+
 
 SEEDS = ("seed0", "seed1")
 
@@ -62,7 +70,7 @@ def _metrics(**ppl):
     ],
 )
 def test_each_gate_can_fail(change, claim):
-    cfg = Config()
+    cfg = Config(seeds=1)
     assert all(c.holds for c in claims(_metrics(), cfg) if c.gated)
     broken = {c.name: c for c in claims(_metrics(**change), cfg)}
     assert not broken[claim].holds and broken[claim].gated
@@ -74,10 +82,10 @@ def test_each_gate_can_fail(change, claim):
 def test_runtime_claims_fail_over_three_minutes():
     m = _metrics()
     m.update(measure_wall_s=120.0, measure_cpu_s=70.0)
-    ok = {c.name: c for c in claims(m, Config())}
+    ok = {c.name: c for c in claims(m, Config(seeds=1))}
     assert ok["wall_time_s"].holds and ok["cpu_time_s"].holds and not ok["cpu_time_s"].gated
     m.update(measure_wall_s=400.0, measure_cpu_s=200.0)
-    slow = {c.name: c for c in claims(m, Config())}
+    slow = {c.name: c for c in claims(m, Config(seeds=1))}
     assert not slow["wall_time_s"].holds and not slow["cpu_time_s"].holds
 
 
@@ -91,3 +99,20 @@ def test_small_run_writes_report_and_figure(tmp_path):
     assert "latency" in report.metrics and report.throughput["train_samples_per_s"] > 0
     with pytest.raises(FileExistsError):
         run("quick", tmp_path / "small", device="cpu", config=cfg)
+
+
+def test_committed_claims_are_the_declared_claims():
+    from iclr25.shared.claims import config_of, differences
+    from iclr25.shared.results import Report
+
+    report = Report.read(Path(__file__).resolve().parents[1] / "results" / "quick")
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []
+
+
+def test_a_missing_model_is_not_measured():
+    """A model the run did not train is reported as not measured (and its gates fail), never dropped."""
+    by_name = {c.name: c for c in claims(_metrics(), Config(seeds=2))}
+    assert by_name["pp_lt_random_seed0"].holds and by_name["pp_lt_random_seed0"].measured
+    missing = by_name["pp_lt_random_seed1"]
+    assert missing.gated and not missing.measured and not missing.holds

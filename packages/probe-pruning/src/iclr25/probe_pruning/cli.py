@@ -102,8 +102,8 @@ def _prune(args: argparse.Namespace, command: str) -> int:
 
     from iclr25.probe_pruning import data, hf_io
     from iclr25.probe_pruning.config import Config
+    from iclr25.probe_pruning.experiments import make_pruner
     from iclr25.probe_pruning.pruning import collect_stats, evaluate_ppl
-    from iclr25.probe_pruning.reproduce import make_pruner
     from iclr25.shared.results import atomic_write_json
     from iclr25.shared.run import open_run_folder
 
