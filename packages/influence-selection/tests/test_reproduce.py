@@ -11,7 +11,9 @@ import pytest
 
 from iclr25.influence_selection import experiments, reproduce
 from iclr25.influence_selection import fi as F
+from iclr25.influence_selection.claims import declared
 from iclr25.influence_selection.config import PRESETS
+from iclr25.shared.claims import evaluate
 
 GATED = {
     "linear_fi_minus_iv_b20_pp",
@@ -89,8 +91,8 @@ class _Plain:
 def _measured(n: int) -> tuple[list, dict]:
     """Claims and metrics of a small ci configuration measured with n BLAS / torch threads and no thread guard."""
     cfg = _small(linear_seeds=2, noise_seeds=2, al_seeds=1, al_rounds=4)
-    metrics = _with_threads(n, lambda: reproduce.measure(cfg, _Plain()))
-    return _numbers(SimpleNamespace(claims=reproduce.claims(metrics, cfg), metrics=metrics))
+    metrics = _with_threads(n, lambda: experiments.measure(cfg, _Plain()))
+    return _numbers(SimpleNamespace(claims=evaluate(declared(cfg), metrics, cfg), metrics=metrics))
 
 
 def test_rounding_alone_makes_the_numbers_independent_of_the_thread_count() -> None:
@@ -144,17 +146,24 @@ def test_the_al_gate_fails_when_fi_picks_the_smallest(tmp_path: Path, monkeypatc
     assert "noise_fi_top10_flipped" not in failed  # the trimming part is untouched by this bug
 
 
-def test_claims_and_figure_from_the_committed_quick_metrics(tmp_path: Path) -> None:
-    """claims() re-judges the committed quick metrics identically; image-AL metrics add reported claims."""
+def test_committed_claims_are_the_declared_claims() -> None:
+    from iclr25.shared.claims import config_of, differences
+    from iclr25.shared.results import Report
+
+    report = Report.read(Path(__file__).resolve().parents[1] / "results" / "quick")
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []
+
+
+def test_image_claims_and_figure_from_the_committed_quick_metrics(tmp_path: Path) -> None:
+    """Image-AL runs add reported claims (one per strategy besides FI); the figure draws the committed metrics."""
     from iclr25.shared.results import Report
 
     committed = Report.read(Path(__file__).resolve().parents[1] / "results" / "quick")
-    cfg = PRESETS["quick"]
-    again = reproduce.claims(committed.metrics, cfg)
-    assert [(c.name, c.holds) for c in again] == [(c.name, c.holds) for c in committed.claims]
+    cfg = dataclasses.replace(PRESETS["quick"], image_runs=1, image_strategies=("fi", "random"))
     fake = {"strategies": ["fi", "random"], "data": "x", "fi": {"auc": 0.9}, "random": {"auc": 0.95}}
-    extra = reproduce.claims({**committed.metrics, "image_al": fake}, cfg)
+    extra = evaluate(declared(cfg), {**committed.metrics, "image_al": fake}, cfg)
     img = [c for c in extra if c.name.startswith("image_al")]
     assert [(c.name, c.holds, c.gated) for c in img] == [("image_al_auc_fi_minus_random", False, False)]
-    assert reproduce.plot(committed.metrics, cfg, tmp_path) == ["summary.png"]
+    assert reproduce.plot(committed.metrics, PRESETS["quick"], tmp_path) == ["summary.png"]
     assert (tmp_path / "summary.png").stat().st_size > 1000

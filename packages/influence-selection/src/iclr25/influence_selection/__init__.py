@@ -5,7 +5,8 @@ metric, used to trim harmful training points and to pick points for active learn
 Public names are exported lazily: importing this package imports neither numpy nor torch.
 Modules: `fi` (the measure), `reference` (slow explicit forms), `baselines` (IV, BALD, entropy, random),
 `approx` (KFSVD, subsampling + random forest), `selection` (trimming, active learning), `models`, `data`,
-`training` (the paper's CNN for image active learning), `experiments`, `config`, `reproduce`, `cli`.
+`training` (the paper's CNN for image active learning), `experiments` (the measurements), `claims` (the claims as
+data), `config`, `reproduce` (the plan), `cli`.
 """
 
 from __future__ import annotations

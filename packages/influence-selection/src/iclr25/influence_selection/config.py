@@ -99,7 +99,7 @@ class Config(Validated):
     image_acquire: Annotated[int, AtLeast(1), AtMost(MAX_POINTS)] = 30
     image_epochs: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 50
     image_dir: Text = ""  # folder with MNIST IDX files; without it, digits upsampled to 28x28
-    # gates (spec 6a): thresholds live here and in reproduce.claims only
+    # gates (spec 6a): thresholds live here and in claims.py only
     gap_pp: NonNegativeFloat = 0.3  # mean(FI) - mean(IV) at b = 20, percentage points
     win_fraction: ClosedProbability = 0.6  # FI > IV in >= 18 of 30 seeds
     untrimmed_pp: NonNegativeFloat = 0.5  # FI within 0.5 pp of the untrimmed model
