@@ -5,11 +5,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from pathlib import Path
 
 import pytest
 
+from iclr25.seq2exp.claims import declared
 from iclr25.seq2exp.config import PRESETS, Config
 from iclr25.seq2exp.reproduce import run
+from iclr25.shared.claims import evaluate
 
 
 @pytest.mark.claims
@@ -85,8 +88,6 @@ def test_presets_and_bad_values():
 def test_mask_gain_compares_like_with_like():
     """The learned-mask gain subtracts the generator-off AUPRC of the same seeds' same test windows, not the mean of
     the untrained check over every seed's full test split (here 0.25 - 0.10 = 0.15 holds; 0.25 - 0.20 would not)."""
-    from iclr25.seq2exp.reproduce import claims
-
     cfg = PRESETS["quick"]
     untrained = {"generator_off_auprc": 0.20, "generator_off_auprc_max": 0.2, "macs_precision_max": 0.03}
     caller = {"caller_boxes_found_min": 5, "caller_background_called_max": 0.0, "caller_lower_q_subset": True}
@@ -95,7 +96,8 @@ def test_mask_gain_compares_like_with_like():
         "seq2exp-soft/generator_off_auprc": 0.10,
         "seq2exp-soft/mask_auprc_gain": 0.15,
     }
-    gain = {c.name: c for c in claims({"summary": {**untrained, **caller, **trained}}, cfg)}["mask_auprc_gain"]
+    metrics = {"summary": {**untrained, **caller, **trained}}
+    gain = {c.name: c for c in evaluate(declared(cfg), metrics, cfg)}["mask_auprc_gain"]
     assert gain.ours == pytest.approx(0.15) and gain.holds
 
 
@@ -123,3 +125,12 @@ def test_learned_run_scores_generator_off_on_the_same_windows(tmp_path):
     assert s["seq2exp-soft/generator_off_auprc"] != s["generator_off_auprc"]  # 40 windows of seed 0 vs 2 full seeds
     gain = {c.name: c for c in report.claims}["mask_auprc_gain"]
     assert gain.ours == pytest.approx(soft["mask_auprc_gain"])
+
+
+def test_committed_claims_are_the_declared_claims():
+    from iclr25.shared.claims import config_of, differences
+    from iclr25.shared.results import Report
+
+    report = Report.read(Path(__file__).resolve().parents[1] / "results" / "quick")
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []

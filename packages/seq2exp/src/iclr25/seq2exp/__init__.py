@@ -2,6 +2,8 @@
 
 A per-base Beta mask, combining a sequence Beta from a learned generator with a fixed Beta from epigenomic signals
 and kept sparse by a KL information bottleneck, selects the regulatory elements a predictor reads.
+The reproduction: `experiments` (the planted-data and GeneExp studies and their metrics), `claims` (the claims as
+data, with the paper's numbers), `reproduce` (the plan: preset, experiments, figures, claims evaluated).
 Public names are exported lazily: importing this package does not import torch.
 """
 

@@ -142,7 +142,7 @@ def _train(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from iclr25.seq2exp.reproduce import macs_masks
+    from iclr25.seq2exp.experiments import macs_masks
     from iclr25.seq2exp.training import model_config, train_and_test
     from iclr25.shared.device import pick_device
 
@@ -212,8 +212,8 @@ def _eval(args: argparse.Namespace) -> int:
     data = _eval_data(args, ckpt)
     import numpy as np
 
+    from iclr25.seq2exp.experiments import macs_masks
     from iclr25.seq2exp.metrics import regression_metrics
-    from iclr25.seq2exp.reproduce import macs_masks
     from iclr25.seq2exp.training import Arrays, predict
 
     fixed = None
