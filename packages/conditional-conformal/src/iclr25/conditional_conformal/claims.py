@@ -56,12 +56,12 @@ class ScaleNamed(Declared):
 # ------------------------------------------------------------------------------------------------ values
 def _bins(rows: list[dict], method: str) -> np.ndarray:
     """Coverage per x-bin of `method`, [seeds, bins]."""
-    return np.array([r[method]["bins"] for r in rows])
+    return np.array([r[method]["bins"] for r in rows], dtype=float)  # dtype: results.json stores NaN as "nan"
 
 
 def _range(values: Any) -> Measured:
     """ "[lowest, highest]" shown; (lowest, highest) tested."""
-    v = np.asarray(values)
+    v = np.asarray(values, dtype=float)
     return Measured(f"[{v.min():.3f}, {v.max():.3f}]", (v.min(), v.max()))
 
 
@@ -107,7 +107,7 @@ def _pi_off_of(path: str) -> Callable[[dict, Config], Measured]:
     """The Π-only marginal coverage range shown; every seed's coverage tested."""
 
     def pi_off(m: dict, cfg: Config) -> Measured:
-        pi = [r["pi"]["coverage"] for r in lookup(m, path)]
+        pi = [float(r["pi"]["coverage"]) for r in lookup(m, path)]
         return Measured(_range(pi).shown, tuple(pi))
 
     pi_off.__name__ = f"marginal({path}, pi)"
@@ -126,13 +126,18 @@ def cp_worst_bin(m: dict, cfg: Config) -> float:
 
 def _mean_lengths(m: dict) -> dict[str, float]:
     rows = lookup(m, "synthetic.sd_x1")
-    return {k: float(np.mean([r[k]["length"] for r in rows])) for k in rows[0] if "length" in rows[0][k]}
+    return {
+        k: float(np.mean(np.array([r[k]["length"] for r in rows], dtype=float)))
+        for k in rows[0]
+        if "length" in rows[0][k]
+    }
 
 
 def hpd_length_ratio(m: dict, cfg: Config) -> float:
     """Mean CP²-HPD set length over mean CP²-PCP-L set length (Π = P)."""
     rows = lookup(m, "synthetic.sd_x1")
-    return float(np.mean([r["cp2_hpd"]["length"] for r in rows]) / np.mean([r["cp2_l"]["length"] for r in rows]))
+    hpd, cp2l = (np.array([r[k]["length"] for r in rows], dtype=float) for k in ("cp2_hpd", "cp2_l"))
+    return float(np.mean(hpd) / np.mean(cp2l))
 
 
 def length_order(m: dict, cfg: Config) -> Measured:
@@ -149,24 +154,25 @@ def qhat_linear(m: dict, cfg: Config) -> Measured:
 
 def qhat_difference(m: dict, cfg: Config) -> Measured:
     """The largest |Q̂_D| over seeds (shown to 4 decimals)."""
-    worst = np.abs(np.array(lookup(m, "qhat.difference"))).max()
+    worst = np.abs(np.array(lookup(m, "qhat.difference"), dtype=float)).max()
     return Measured(f"{worst:.4f}", worst)
 
 
 def wsc_half_bad(m: dict, cfg: Config) -> float:
     """Mean WSC over seeds, half of the x-space covered at 0.5."""
-    return float(np.mean(lookup(m, "wsc.half_bad")))
+    return float(np.mean(np.array(lookup(m, "wsc.half_bad"), dtype=float)))
 
 
 def wsc_iid(m: dict, cfg: Config) -> float:
     """Mean WSC over seeds, iid coverage 0.9."""
-    return float(np.mean(lookup(m, "wsc.iid")))
+    return float(np.mean(np.array(lookup(m, "wsc.iid"), dtype=float)))
 
 
 def rosenbrock_cp2l(m: dict, cfg: Config) -> Measured:
     """CP²-L coverage and WSC shown; the coverage tested."""
     r = lookup(m, "rosenbrock.cp2_l")
-    return Measured(f"cov {r['coverage']:.3f}, wsc {r['wsc']:.3f}", r["coverage"])
+    cov, wsc = float(r["coverage"]), float(r["wsc"])
+    return Measured(f"cov {cov:.3f}, wsc {wsc:.3f}", cov)
 
 
 def _real_key(cfg: Config, method: str) -> str:
