@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from iclr25.lrnn_state_tracking.reproduce import PRESETS, Config, claims, run
-from iclr25.shared.results import Report
+from iclr25.lrnn_state_tracking.claims import declared
+from iclr25.lrnn_state_tracking.reproduce import PRESETS, Config, run
+from iclr25.shared.claims import config_of, differences, evaluate
+from iclr25.shared.results import Claim, Report
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "quick"
+
+
+def claims(metrics: dict, config: Config, device: str = "cpu") -> list[Claim]:
+    """The declared claims judged on `metrics`, as a run on `device` reports them."""
+    return evaluate(declared(config, device), metrics, config)
 
 
 @pytest.mark.claims
@@ -31,12 +39,13 @@ def test_ci_preset_gated_claims(tmp_path):
 
 def test_mamba_claims_are_judged_and_reported():
     """The Mamba pair's claims are reported, not gated: on seed 0 the [-1,1] run did not generalise (README)."""
+    config = replace(PRESETS["ci"], fig1=False, theory=False, speed_T=0, mamba=True)
     metrics = {"mamba_parity_scaled_accuracy": {"[-1,1]": [0.6], "[0,1]": [-0.1]}}
-    neg, pos = claims(metrics, PRESETS["ci"])
+    neg, pos = claims(metrics, config)
     assert (neg.name, pos.name) == ("mamba_parity_neg", "mamba_parity_pos") and neg.holds and pos.holds
     assert not neg.gated and not pos.gated
     broken = {"mamba_parity_scaled_accuracy": {"[-1,1]": [0.05], "[0,1]": [0.02]}}
-    assert not claims(broken, PRESETS["ci"])[0].holds
+    assert not claims(broken, config)[0].holds
 
 
 def test_presets_and_bad_scale(tmp_path):
@@ -57,10 +66,19 @@ def test_presets_and_bad_scale(tmp_path):
         Config(grid_models=("deltanet",), grid_d_model=30, grid_heads=4)
 
 
-def test_claims_judge_the_committed_measurements_as_committed():
-    """`claims` holds every threshold: on the committed quick metrics it gives the committed claims exactly."""
+def test_committed_claims_are_the_declared_claims():
     report = Report.read(RESULTS)
-    assert claims(report.metrics, PRESETS["quick"], "cpu") == report.claims
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []
+
+
+def test_claims_exist_whatever_was_measured():
+    """Which claims a run has depends on its config only: a metric the run lacks is reported as not measured."""
+    names = [d.name for d in declared(PRESETS["quick"])]
+    assert names[2:4] == ["deltanet_parity_pos", "deltanet_parity_neg"]
+    missing = claims({}, PRESETS["quick"])
+    assert [c.name for c in missing] == names and not any(c.holds for c in missing)
+    assert [d.name for d in declared(replace(PRESETS["ci"], fig1=False, theory=False, speed_T=0))] == []
 
 
 def test_claims_fail_on_a_broken_measurement():
@@ -111,5 +129,5 @@ def test_full_grid_path_in_miniature(tmp_path):
         "transformer",
     }
     claim = report.claim("deltanet_parity_neg")
-    assert claim.paper == 1.0 and claim.gated and claim.margin == ">= 0.6"
+    assert claim.paper == 1.0 and claim.gated and claim.margin == "ours >= 0.6"
     assert report.claim("mamba_modbra_neg").paper == 0.116 and not report.claim("mamba_modbra_neg").gated

@@ -7,7 +7,8 @@ import math
 import pytest
 import torch
 
-from iclr25.lrnn_state_tracking.reproduce import PRESETS, _grid_config
+from iclr25.lrnn_state_tracking.config import PRESETS
+from iclr25.lrnn_state_tracking.experiments import _grid_config
 from iclr25.lrnn_state_tracking.training import TrainConfig, evaluate, load_checkpoint, lr_at, save_checkpoint, train
 
 

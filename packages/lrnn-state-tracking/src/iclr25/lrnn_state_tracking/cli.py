@@ -176,7 +176,7 @@ def _eval(args) -> int:
 
 
 def _theory() -> int:
-    from iclr25.lrnn_state_tracking.reproduce import theory_checks
+    from iclr25.lrnn_state_tracking.experiments import theory_checks
 
     checks = theory_checks()
     for name, ok in checks.items():

@@ -134,6 +134,16 @@ class Config(Validated):
             )
 
 
+def grid_cells(config: Config) -> list[tuple[str, str, str]]:
+    """(task, model, eig_range) of every Table-3 cell the config asks for, in table order."""
+    return [
+        (task, model, eig_range)
+        for task in config.grid_tasks
+        for model in config.grid_models
+        for eig_range in (("[0,1]", "[-1,1]") if model in ("deltanet", "mamba") else ("-",))
+    ]
+
+
 PRESETS: dict[str, Config] = {
     # `reproduce --scale ci`: ~60 s CPU on 2 cores; Figure-1 tanh ≥ 0.9 vs sigmoid ≤ 0.1, theory exact, speed-ups ≥ 5×.
     "ci": Config(),
