@@ -7,9 +7,18 @@ from pathlib import Path
 
 import pytest
 
+from iclr25.etd_exploration.claims import declared
 from iclr25.etd_exploration.config import PRESETS, Config, MazeConfig, PPOConfig
-from iclr25.etd_exploration.reproduce import claims as claims_of
 from iclr25.etd_exploration.reproduce import run
+from iclr25.shared.claims import config_of, differences, evaluate
+from iclr25.shared.results import Report
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+def claims_of(metrics, cfg):
+    """The declared claims of `cfg` evaluated on `metrics`."""
+    return evaluate(declared(cfg), metrics, cfg)
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +124,7 @@ def test_the_coverage_gate_reads_the_ratio_to_no_bonus():
 def test_committed_bench_gate_holds_and_fails_with_a_broken_reward_in_place_of_etd():
     """The bench scale (5 seeds, too long for the test suite) is the exploration gate: its committed metrics pass it,
     and the measured numbers of ETD with random distances put in ETD's place fail it."""
-    path = Path(__file__).parents[1] / "results" / "bench" / "results.json"
+    path = RESULTS / "bench" / "results.json"
     metrics = json.loads(path.read_text())["metrics"]
     cfg = PRESETS["bench"]
     gated = [c for c in claims_of(metrics, cfg) if c.gated]
@@ -125,3 +134,10 @@ def test_committed_bench_gate_holds_and_fails_with_a_broken_reward_in_place_of_e
     summary["etd"] = summary["etd-random"]
     ratio = {c.name: c for c in claims_of(metrics, cfg)}["rewardfree_coverage_ratio"]
     assert ratio.gated and not ratio.holds
+
+
+def test_committed_claims_are_the_declared_claims():
+    """The declared claims, evaluated again on the committed quick metrics, are the committed claims."""
+    report = Report.read(RESULTS / "quick")
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []
