@@ -27,7 +27,12 @@ SLUGS = sorted(p.parent.name for p in (ROOT / "packages").glob("*/pyproject.toml
 # The harness around a paper's method: these modules may use Lightning, wandb, the CLI and the run layer even when
 # the public API reaches them. Method code is every other module the public API (the package __init__'s imports)
 # reaches, directly or through the package's own imports: importing a public name never loads the harness.
-HARNESS = {"__init__", "__main__", "cli", "config", "reproduce", "lit", "training", "train"}
+HARNESS = {
+    "__init__", "__main__", "cli", "config", "reproduce", "experiments", "claims", "figures", "lit", "training", "train"
+}  # fmt: skip
+# The shape of a package (issue "the house"): the plan (`reproduce`) stays short and is never the biggest room.
+REPRODUCE_MAX_LINES = 250
+SHAPE_FILES = ("__init__.py", "paper.toml", "config.py", "experiments.py", "claims.py", "reproduce.py", "cli.py")
 NOT_IN_METHOD_CODE = (
     "lightning",
     "pytorch_lightning",
@@ -95,13 +100,71 @@ def import_violations(root: Path) -> list[str]:
         for source, names in imports.items():
             where = f"{own}/{source.relative_to(package)}"
             found += [f"{where} imports {n}" for n in names if _owner(n) not in (None, own, "shared")]
-        banned = (*NOT_IN_METHOD_CODE, f"iclr25.{own}.cli", f"iclr25.{own}.reproduce")
+        banned = (
+            *NOT_IN_METHOD_CODE,
+            *(f"iclr25.{own}.{harness}" for harness in ("cli", "reproduce", "experiments", "claims")),
+        )
         for source in _method_modules(package, imports):
             found += [
                 f"{own}/{source.relative_to(package)} (method code) imports {n}"
                 for n in imports[source]
                 if any(n == b or n.startswith(b + ".") for b in banned)
             ]
+    return found
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def shape_violations(package: Path) -> list[str]:
+    """A package's source folder (`src/iclr25/<module>`) against the house shape: the files of the contract are
+    there; `claims.py` defines `declared(config)`; only `claims.py` builds claims; `reproduce.py` is at most
+    REPRODUCE_MAX_LINES lines and not the package's largest module."""
+    own = package.name
+    found = [f"{own} has no {name}" for name in SHAPE_FILES if not (package / name).is_file()]
+    claims = package / "claims.py"
+    if claims.is_file():
+        tree = ast.parse(claims.read_text(encoding="utf-8"))
+        if not any(isinstance(node, ast.FunctionDef) and node.name == "declared" for node in tree.body):
+            found.append(f"{own}/claims.py defines no declared(config)")
+    for source in sorted(package.rglob("*.py")):
+        if source.name == "claims.py":
+            continue
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Claim":
+                found.append(f"{own}/{source.relative_to(package)} builds a Claim (claims are declared in claims.py)")
+                break
+    reproduce = package / "reproduce.py"
+    if reproduce.is_file():
+        sizes = {source: _lines(source) for source in package.rglob("*.py")}
+        if sizes[reproduce] > REPRODUCE_MAX_LINES:
+            found.append(
+                f"{own}/reproduce.py has {sizes[reproduce]} lines (at most {REPRODUCE_MAX_LINES}: the plan only)"
+            )
+        largest = max(sizes, key=lambda source: (sizes[source], source.name != "reproduce.py"))
+        if largest == reproduce:
+            found.append(f"{own}/reproduce.py is the package's largest module ({sizes[reproduce]} lines)")
+    return found
+
+
+def claims_violations(module_name: str) -> list[str]:
+    """`declared(config)` of a package's claims module, called with every preset: a non-empty list of `Declared`
+    with unique names, each gated claim readable by `iclr25 claims`."""
+    from iclr25.shared.claims import Declared
+
+    claims = importlib.import_module(f"{module_name}.claims")
+    presets = importlib.import_module(f"{module_name}.config").PRESETS
+    found = []
+    for scale, config in presets.items():
+        declared = claims.declared(config)
+        if not declared or not all(isinstance(d, Declared) for d in declared):
+            found.append(f"{module_name}.claims.declared({scale}) is not a non-empty list of Declared")
+            continue
+        names = [d.name for d in declared]
+        found += [
+            f"{module_name}: claim {n!r} declared twice for {scale}" for n in sorted(set(names)) if names.count(n) > 1
+        ]
     return found
 
 
@@ -275,6 +338,13 @@ def test_every_public_name_imports_from_the_package_root(slug: str) -> None:
 
 
 @pytest.mark.parametrize("slug", SLUGS)
+def test_every_package_has_the_house_shape(slug: str) -> None:
+    package = ROOT / "packages" / slug / "src" / "iclr25" / slug.replace("-", "_")
+    assert shape_violations(package) == []
+    assert claims_violations("iclr25." + slug.replace("-", "_")) == []
+
+
+@pytest.mark.parametrize("slug", SLUGS)
 def test_every_config_field_is_checked(slug: str) -> None:
     assert config_violations(f"iclr25.{slug.replace('-', '_')}.config") == []
 
@@ -312,6 +382,23 @@ def test_the_checks_fail_on_a_deliberately_broken_package(tmp_path: Path, monkey
     assert "alpha/model.py (method code) imports iclr25.alpha.cli.main" in found
     assert "alpha/model.py imports iclr25.beta.y" in found
     assert not [f for f in found if f.startswith(("alpha/cli.py", "alpha/bench.py"))]  # the harness may use the CLI
+    _write(alpha / "reproduce.py", "from iclr25.shared.results import Claim\n" + "x = Claim('a')\n" * 300)
+    _write(alpha / "claims.py", "def claims(m, cfg):\n    return []\n")
+    assert shape_violations(alpha) == [
+        "alpha has no paper.toml",
+        "alpha has no config.py",
+        "alpha has no experiments.py",
+        "alpha/claims.py defines no declared(config)",
+        "alpha/reproduce.py builds a Claim (claims are declared in claims.py)",
+        "alpha/reproduce.py has 301 lines (at most 250: the plan only)",
+        "alpha/reproduce.py is the package's largest module (301 lines)",
+    ]
+    _write(alpha / "experiments.py", "from iclr25.alpha.claims import declared\n")  # method code may not reach it
+    _write(
+        alpha / "method.py",
+        "import lightning\nfrom iclr25.beta import x\nfrom iclr25.alpha.experiments import measure\n",
+    )
+    assert "alpha/method.py (method code) imports iclr25.alpha.experiments.measure" in import_violations(tmp_path)
 
     package = tmp_path / "broken_pkg"
     _write(
@@ -397,6 +484,8 @@ def test_the_scaffold_makes_a_package_that_keeps_the_contract(tmp_path: Path, mo
     monkeypatch.syspath_prepend(str(package / "src"))
     assert export_violations("iclr25.demo_paper") == []
     assert config_violations("iclr25.demo_paper.config") == []
+    assert shape_violations(package / "src" / "iclr25" / "demo_paper") == []
+    assert claims_violations("iclr25.demo_paper") == []
     tests = subprocess.run(
         [
             sys.executable,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -49,6 +50,9 @@ __all__ = [
 ]
 
 Metrics = Mapping[str, Any]
+# names as published claims tables use them: `coverage_eci`, `cosine_k0_below_0.9`, `success_DoorKey-16x16`
+CLAIM_NAME = re.compile(r"[A-Za-z0-9_.\-/]+")
+THROUGHPUT = "throughput"  # the path prefix under which claims read the run's throughput (timings)
 
 
 class MissingMetric(KeyError):
@@ -268,8 +272,10 @@ class Declared:
     tolerance: float | None = None
 
     def __post_init__(self) -> None:
-        if not self.name or not self.name.replace("_", "").isalnum():
-            raise ValueError(f"a claim name is a non-empty identifier of letters, digits and '_', got {self.name!r}")
+        if not CLAIM_NAME.fullmatch(self.name):
+            raise ValueError(
+                f"a claim name is a non-empty word of letters, digits and '_', '.', '-', '/' (no spaces), got {self.name!r}"
+            )
         if not self.statement.strip():
             raise ValueError(f"claim {self.name!r} needs a statement")
         if not (isinstance(self.metric, str) and self.metric) and not callable(self.metric):
@@ -313,8 +319,8 @@ class Declared:
             holds = self.check.holds(tested)
         except TypeError as e:
             raise ValueError(f"claim {self.name!r}: {e}") from None
-        if isinstance(tested, float) and math.isnan(tested):
-            holds = False
+        if tested == "nan" or (isinstance(tested, float) and math.isnan(tested)):
+            holds = False  # a NaN (stored as "nan" in results.json) never holds, whatever the check
         return Claim(
             self.name,
             self.statement,
@@ -328,25 +334,33 @@ class Declared:
         )
 
 
-def evaluate(declared: Sequence[Declared], metrics: Metrics, config: Any) -> list[Claim]:
-    """Every declared claim measured on `metrics` (taken in the form results.json stores them), in order."""
+def evaluate(
+    declared: Sequence[Declared], metrics: Metrics, config: Any, throughput: Mapping[str, float] | None = None
+) -> list[Claim]:
+    """Every declared claim measured on `metrics` (taken in the form results.json stores them), in order. A claim
+    about speed reads the run's `throughput` (results.json's own field) under the path `throughput.<key>`."""
     names = [d.name for d in declared]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise ValueError(f"claims declared twice: {', '.join(duplicated)}")
-    stored = stored_form(metrics)
+    if throughput is not None and THROUGHPUT in metrics:
+        raise ValueError(f"the metrics hold a key {THROUGHPUT!r}, which would hide the run's throughput")
+    stored = stored_form({**metrics, THROUGHPUT: dict(throughput)} if throughput is not None else metrics)
     return [d.evaluate(stored, config) for d in declared]
 
 
 def config_of(presets: Mapping[str, Any], scale: str, config: Mapping[str, Any]) -> Any:
     """The Config a results.json was made with: its stored `config` fields applied to the package's preset of
     the same scale (or its first preset, for a user-named scale), each coerced back to its field's type."""
-    from iclr25.shared.cli import apply_overrides
+    from iclr25.shared.cli import CliError, apply_overrides
 
     if not presets:
         raise ValueError("the package declares no presets")
     base = presets.get(scale) or next(iter(presets.values()))
-    return apply_overrides(base, dict(config), source="results.json config")
+    try:
+        return apply_overrides(base, dict(config), source="results.json config")
+    except CliError as e:
+        raise ValueError(str(e)) from None
 
 
 CLAIM_FIELDS = ("paper", "ours", "holds", "gated", "tolerance")

@@ -484,7 +484,8 @@ def _cmd_claims(paper: Paper, args: argparse.Namespace) -> int:
     if stored.paper != paper.slug:
         raise CliError(f"{args.results} holds results of {stored.paper!r}, not {paper.slug!r}")
     config = config_of(presets, stored.scale, stored.config)
-    report = Report(**{**vars(stored), "claims": evaluate(paper.load_claims()(config), stored.metrics, config)})
+    claims = evaluate(paper.load_claims()(config), stored.metrics, config, throughput=stored.throughput)
+    report = Report(**{**vars(stored), "claims": claims})
     print(claims_table(report.claims))
     if args.out:
         check_run_folder(args.out, overwrite=False)

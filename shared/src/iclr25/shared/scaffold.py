@@ -1,8 +1,9 @@
 """`iclr25 new <slug>`: a new paper package that keeps the contract from its first line.
 
-It writes `packages/<slug>/` (pyproject, README with the paper-header and results markers, a light `config.py`, a method with its
-slow reference form, a reproduction on the run layer with a claim gate, a CLI, and tests including one that shows
-the gate failing on a broken method), then registers the package in the root `pyproject.toml`. Replace the
+It writes `packages/<slug>/` in the shape the contract test asserts (pyproject, README with the paper-header and
+results markers, a light `config.py`, a method with its slow reference form, `experiments` apart from the plan in
+`reproduce`, the claims declared as data in `claims`, a CLI, and tests including one that shows the gate failing on a
+broken method), then registers the package in the root `pyproject.toml`. Replace the
 example method (a trimmed mean) with the paper's.
 """
 
@@ -176,53 +177,76 @@ def trimmed_mean_loop(values: list[float], trim: float) -> float:
         kept = kept[1:-1]
     return sum(kept) / len(kept)
 ''',
-    "src/iclr25/{module}/reproduce.py": '''"""Reproduction: the measurements (`measure`), the claims judged from them (`claims`), and `run`."""
+    "src/iclr25/{module}/experiments.py": '''"""Experiments of the reproduction: plain metrics out, no judging (see `claims`) and no plan (see `reproduce`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from iclr25.{module}.config import PRESETS, Config
-from iclr25.shared.results import Claim, Report
+import numpy as np
+
+from iclr25.{module}.config import Config
+from iclr25.{module}.method import trimmed_mean
+
+
+def measure_robustness(config: Config, seed: int) -> dict[str, Any]:
+    """Draw data with outliers and estimate its mean with the method and with the plain mean."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0.0, 1.0, config.samples)
+    outliers = rng.random(config.samples) < config.outlier_fraction
+    x[outliers] += 50.0
+    return {{"trimmed_mean": trimmed_mean(x, config.trim), "mean": float(x.mean()), "true_mean": 0.0}}
+''',
+    "src/iclr25/{module}/claims.py": '''"""The claims, as data: what the package claims, against which number of the paper, with what margin. The shared
+layer (`iclr25.shared.claims`) evaluates them on the measured metrics; `iclr25 claims {slug}` lists them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iclr25.{module}.config import Config
+from iclr25.shared.claims import AtMost, Declared, lookup
+
+
+def estimate_error(metrics: dict[str, Any], config: Config) -> float:
+    """|trimmed mean - true mean|: a computation beyond a look-up, so a small named function beside its claim."""
+    return abs(lookup(metrics, "robustness.trimmed_mean") - lookup(metrics, "robustness.true_mean"))
+
+
+def declared(config: Config) -> list[Declared]:
+    """The claims of a run with `config`, in table order (which claims exist may depend on the config, never on the
+    metrics: a claim whose metric is missing is reported as not measured)."""
+    return [
+        Declared(
+            "robust_estimate",
+            "the method recovers the mean despite outliers",
+            metric=estimate_error,
+            check=AtMost(config.tolerance),
+            paper=None,  # the paper's value, when it gives one
+            source="",  # where the paper gives it: "Table 2", "Fig. 3", "Sec. 5.1"
+            gated=True,
+        ),
+    ]
+''',
+    "src/iclr25/{module}/reproduce.py": '''"""Reproduction plan: which experiments run at which scale, and the report (claims evaluated from `claims`)."""
+
+from __future__ import annotations
+
+from iclr25.{module}.claims import declared
+from iclr25.{module}.config import PRESETS
+from iclr25.{module}.experiments import measure_robustness
+from iclr25.shared.claims import evaluate
+from iclr25.shared.results import Report
 from iclr25.shared.run import Run, reproduction
 
 SLUG = "{slug}"
 
 
-def measure(config: Config, run: Run) -> dict[str, Any]:
-    """Draw data with outliers and estimate its mean with the method and with the plain mean."""
-    import numpy as np
-
-    from iclr25.{module}.method import trimmed_mean
-
-    rng = np.random.default_rng(run.seed)
-    x = rng.normal(0.0, 1.0, config.samples)
-    outliers = rng.random(config.samples) < config.outlier_fraction
-    x[outliers] += 50.0
-    return {{"trimmed_mean": trimmed_mean(x, config.trim), "mean": float(x.mean()), "true_mean": 0.0}}
-
-
-def claims(metrics: dict[str, Any], config: Config) -> list[Claim]:
-    """The paper's claims, judged from the measurements; every threshold lives here."""
-    error = abs(metrics["trimmed_mean"] - metrics["true_mean"])
-    return [
-        Claim(
-            "robust_estimate",
-            "the method recovers the mean despite outliers",
-            paper=None,
-            ours=error,
-            margin=f"<= {{config.tolerance}}",
-            holds=error <= config.tolerance,
-            gated=True,
-        )
-    ]
-
-
 @reproduction(SLUG, PRESETS)
 def run(run: Run) -> Report:
     """Run the `scale` preset (or `config`), write results.json + report.md into the run folder, return the report."""
-    metrics = measure(run.config, run)
-    return run.report(claims(metrics, run.config), metrics)
+    metrics = {{"robustness": measure_robustness(run.config, run.seed)}}
+    return run.report(evaluate(declared(run.config), metrics, run.config), metrics)
 ''',
     "src/iclr25/{module}/cli.py": '''"""`iclr25-{slug}`: reproduce the paper's claims. Standard library only at module level: `--help` is instant."""
 
@@ -289,7 +313,7 @@ def test_gated_claims_hold(tmp_path: Path) -> None:
 
 
 def test_the_gate_fails_on_a_broken_method(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("iclr25.{module}.method.trimmed_mean", lambda x, trim: float(x.mean()))
+    monkeypatch.setattr("iclr25.{module}.experiments.trimmed_mean", lambda x, trim: float(x.mean()))
     report = reproduce.run("ci", tmp_path / "run")
     assert [c.name for c in report.failed_gated] == ["robust_estimate"]
 ''',
