@@ -6,14 +6,18 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from iclr25.siu_bioactivity import reproduce
+from iclr25.shared.claims import evaluate
+from iclr25.siu_bioactivity import experiments
 from iclr25.siu_bioactivity.baselines import PocketOnlyModel
+from iclr25.siu_bioactivity.claims import declared
 from iclr25.siu_bioactivity.config import PRESETS, Config
-from iclr25.siu_bioactivity.reproduce import claims, measure, run
+from iclr25.siu_bioactivity.experiments import measure
+from iclr25.siu_bioactivity.reproduce import run
 
 GATED = {
     "pocket_only_star_undefined",
@@ -29,7 +33,7 @@ ONE_SEED = replace(PRESETS["ci"], seeds=(0,))
 
 
 def _holds(cfg: Config) -> dict[str, bool]:
-    return {c.name: c.holds for c in claims(measure(cfg), cfg)}
+    return {c.name: c.holds for c in evaluate(declared(cfg), measure(cfg), cfg)}
 
 
 @pytest.mark.claims
@@ -65,13 +69,13 @@ def test_pooled_pearson_star_fails_the_gap_claim():
 
 def test_pocket_only_as_zero_without_nan_fails(monkeypatch):
     """Evaluating pocket-only as 0 with no NaN field must fail claim 1 (spec §9.6)."""
-    real = reproduce.evaluate_bioactivity
+    real = experiments.evaluate_bioactivity
 
     def zeroed(pred, target, ids):
         ev = real(pred, target, ids)
         return {t: {k: (0.0 if k.endswith("star") and np.isnan(v) else v) for k, v in m.items()} for t, m in ev.items()}
 
-    monkeypatch.setattr(reproduce, "evaluate_bioactivity", zeroed)
+    monkeypatch.setattr(experiments, "evaluate_bioactivity", zeroed)
     holds = _holds(ONE_SEED)
     assert not holds["pocket_only_star_undefined"]
 
@@ -117,7 +121,7 @@ def test_presets_and_bad_scale(tmp_path):
 def test_mlp_passes_the_same_gates():
     """The optional torch MLP (2 hidden layers, masked MSE, one head per type) must pass the same gates."""
     cfg = replace(PRESETS["ci"], model="mlp")
-    failed = [c.name for c in claims(measure(cfg), cfg) if c.gated and not c.holds]
+    failed = [c.name for c in evaluate(declared(cfg), measure(cfg), cfg) if c.gated and not c.holds]
     assert not failed, failed
 
 
@@ -129,7 +133,7 @@ def test_diagnostics_see_overfitting_when_there_is_some():
 
     from iclr25.siu_bioactivity.baselines import ComplexFeaturizer
     from iclr25.siu_bioactivity.config import PRESETS
-    from iclr25.siu_bioactivity.reproduce import GENERATOR_EDGES, claims, run_seed
+    from iclr25.siu_bioactivity.experiments import GENERATOR_EDGES, run_seed
 
     assert ComplexFeaturizer(GENERATOR_EDGES).n_inter == 80 and ComplexFeaturizer().n_inter == 60
     with pytest.raises(ValueError, match="contact_edges"):
@@ -148,5 +152,14 @@ def test_diagnostics_see_overfitting_when_there_is_some():
     d = result["diagnostics"]
     assert d["train_pearson_star"] - d["test_pearson_star"] > 0.05, d
     assert d["ceiling_true_pose"] >= d["ceiling_docked_pose"] - 0.05
-    verdict = {c.name: c for c in claims({"seeds": {"0": result}}, cfg)}
+    verdict = {c.name: c for c in evaluate(declared(cfg), {"seeds": {"0": result}}, cfg)}
     assert not verdict["complex_not_overfit"].holds and not verdict["complex_not_overfit"].gated
+
+
+def test_committed_claims_are_the_declared_claims():
+    from iclr25.shared.claims import config_of, differences
+    from iclr25.shared.results import Report
+
+    report = Report.read(Path(__file__).resolve().parents[1] / "results" / "quick")
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []

@@ -3,6 +3,8 @@
 SIU's formats (Uni-Mol / Atom3D LMDB, final_dic.pkl), the redefined metric (Pearson*/Spearman* computed within each
 pocket and averaged), the complex-construction vote (>= 2 of 3 docking programs within 2 A), protein-identity
 splits, pocket-only / pocket+ligand / ligand-only baselines and a generated SIU-like study.
+The reproduction: `experiments` (the generated study and its metrics), `claims` (the claims as data, with what
+the paper shows and where), `reproduce` (the plan: preset, experiments, figure, claims evaluated).
 Public names are exported lazily: importing this package imports neither numpy nor torch.
 """
 
