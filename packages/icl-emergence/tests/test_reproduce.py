@@ -6,11 +6,15 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+from pathlib import Path
 
 import pytest
 
+from iclr25.icl_emergence.claims import declared
 from iclr25.icl_emergence.config import PRESETS, Config
 from iclr25.icl_emergence.reproduce import run
+from iclr25.shared.claims import config_of, differences, evaluate
+from iclr25.shared.results import Report
 
 SMALL = dict(Ks=(64,), seeds=(0,), fresh=False, steps=300, log_every=100, ginc_prompts=60, ls_seqs=128, workers=1)
 
@@ -68,6 +72,12 @@ def test_tiny_run_writes_report_and_reported_claims(tmp_path):
         run("quick", tmp_path / "tiny", device="cpu", config=cfg)
 
 
+def test_committed_claims_are_the_declared_claims():
+    report = Report.read(Path(__file__).resolve().parents[1] / "results" / "quick")
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []
+
+
 def test_presets_and_bad_values():
     assert set(PRESETS) == {"ci", "quick", "full"}
     q = PRESETS["quick"]
@@ -85,7 +95,7 @@ def test_presets_and_bad_values():
 
 def test_full_preset_extras_run_tiny():
     """The full preset's GINC pre-training and SGLD paths, at toy size."""
-    from iclr25.icl_emergence.reproduce import ginc_training, sgld_run
+    from iclr25.icl_emergence.experiments import ginc_training, sgld_run
 
     cfg = Config(ginc_Ks=(2,), ginc_N=4, ginc_T=48, ginc_steps=3, ginc_d_model=16, ginc_layers=1, ginc_prompts=5)
     acc = ginc_training(cfg, 0, "cpu")["2"]

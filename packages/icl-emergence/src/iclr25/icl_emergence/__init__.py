@@ -5,7 +5,8 @@ Pre-training by auto-regressive next-token prediction on a two-level corpus (K t
 generalises to new sequences (G_seq) and to new topics (G_top); ICL on prompts of unseen topics is exactly that
 generalisation. Public names are exported lazily: importing this package imports neither numpy nor torch.
 Modules: `lds`, `ginc` (topic families), `corpus`, `model` (ARTransformer), `training` (AR-NTP, SGLD), `lit` (the same with the shared Lightning trainer),
-`evaluation`, `baselines`, `bounds` (PAC-Bayes), `data` (loaders), `reference`, `config`, `reproduce`, `cli`.
+`evaluation`, `baselines`, `bounds` (PAC-Bayes), `data` (loaders), `reference`, `config`, `experiments` (the
+reproduction's measurements), `claims` (its claims, as data), `reproduce`, `cli`.
 """
 
 from __future__ import annotations
