@@ -7,7 +7,6 @@ experiments store. A range claim shows "[lowest, highest]" over seeds (and x-bin
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -42,15 +41,6 @@ PAPER_SIZE = {
     "temp": {"cp": 0.87, "pcp": 0.92, "pi": 0.78, "cp2_d": 0.93, "cp2_l": 0.96, "cqr": 1.48, "cqr2": 1.30},
 }
 MDN_METHODS = ("cp2_l", "cp2_d", "cp2_hpd", "pcp", "cp")
-
-
-@dataclass(frozen=True)
-class ScaleNamed(Declared):
-    """A claim whose name holds a sampler's σ scale with its '.' ("misspec_sd_x1.5_..."), as results name it."""
-
-    def __post_init__(self) -> None:
-        # the shared checks, on the name without the scale's '.'
-        Declared(**{f.name: getattr(self, f.name) for f in fields(Declared)} | {"name": self.name.replace(".", "_")})
 
 
 # ------------------------------------------------------------------------------------------------ values
@@ -275,7 +265,7 @@ def declared(cfg: Config) -> list[Declared]:
             continue
         path, sigma = f"synthetic.{key}", key[4:]
         out += [
-            ScaleNamed(
+            Declared(
                 f"misspec_{key}_cp2l_marginal",
                 f"Π with σ{sigma}: CP²-L marginal coverage stays 1 − α",
                 metric=_marginal_of(path, "cp2_l"),
@@ -284,7 +274,7 @@ def declared(cfg: Config) -> list[Declared]:
                 source="Thm. 3.1",
                 gated=True,
             ),
-            ScaleNamed(
+            Declared(
                 f"misspec_{key}_cp2l_bins",
                 f"Π with σ{sigma}: CP²-L x-bin coverage near 1 − α",
                 metric=_bins_of(path, "cp2_l"),
@@ -293,7 +283,7 @@ def declared(cfg: Config) -> list[Declared]:
                 source="Thm. 3.2",
                 gated=True,
             ),
-            ScaleNamed(
+            Declared(
                 f"misspec_{key}_pi_off",
                 f"Π with σ{sigma}: the uncalibrated Π-only sets miss 1 − α",
                 metric=_pi_off_of(path),
@@ -303,7 +293,7 @@ def declared(cfg: Config) -> list[Declared]:
         ]
         for meth in ("cp2_d", "cp2_hpd"):
             out.append(
-                ScaleNamed(
+                Declared(
                     f"misspec_{key}_{meth}_bins",
                     f"Π with σ{sigma}: {meth} x-bin coverage (reported)",
                     metric=_bins_of(path, meth),
