@@ -14,18 +14,6 @@ from iclr25.highway_bp.experiments import fidelity_ks
 from iclr25.shared.claims import Above, AtLeast, Below, Declared, IsTrue, Measured, Near, Rule, lookup
 
 
-class _DottedName(Declared):
-    """A `Declared` whose name keeps a threshold's dot ("cosine_k0_below_0.9"), as the committed results name it."""
-
-    def __post_init__(self) -> None:
-        name = self.name
-        object.__setattr__(self, "name", name.replace(".", "_"))
-        try:
-            super().__post_init__()
-        finally:
-            object.__setattr__(self, "name", name)
-
-
 def _value(m: dict[str, Any], path: str) -> float:
     """The number at `path` (results.json's "nan" strings as floats)."""
     return float(lookup(m, path))
@@ -89,7 +77,7 @@ def declared(cfg: Config) -> list[Declared]:
     if cfg.fidelity:
         L = cfg.mlp_depth
         out += [
-            _DottedName(
+            Declared(
                 "cosine_k0_below_0.9",
                 "At init the k=0 Highway-BP gradient is a clear approximation (cosine to BP < 0.9)",
                 metric="fidelity.hbp.0",
