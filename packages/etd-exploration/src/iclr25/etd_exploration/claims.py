@@ -19,18 +19,6 @@ OTHERS = (("count", "episodic count"), ("deir", "DEIR"))  # the baselines ETD's 
 BROKEN = ("etd-random", "etd-mean")  # ETD with random distances, ETD with the mean (not the min) over the memory
 
 
-class _TaskName(Declared):
-    """A `Declared` whose name keeps the MiniGrid task's '-' ("success_DoorKey-16x16"), as the reports name it."""
-
-    def __post_init__(self) -> None:
-        name = self.name
-        object.__setattr__(self, "name", name.replace("-", "_"))
-        try:
-            super().__post_init__()
-        finally:
-            object.__setattr__(self, "name", name)
-
-
 def _rounded(value: Any) -> Measured:
     """`value` to 4 decimals shown, unrounded tested."""
     value = float(value)
@@ -149,7 +137,7 @@ def declared(cfg: Config) -> list[Declared]:
         for env_id in cfg.full_envs:
             tag = env_id.removeprefix("MiniGrid-").removesuffix("-v0")
             out.append(
-                _TaskName(
+                Declared(
                     f"success_{tag}",
                     f"{env_id}: ETD's final success rate >= the best baseline's",
                     metric=_success_and_best(tag),
