@@ -14,10 +14,10 @@ import pytest
 
 from iclr25.eci_conformal import data
 from iclr25.eci_conformal.deterministic import dot_rows, exp, exp_array, solve_batched
+from iclr25.eci_conformal.experiments import nudge_ulps
 from iclr25.eci_conformal.intervals import interval_from_scores
 from iclr25.eci_conformal.metrics import summarize
 from iclr25.eci_conformal.reference import rolling_ls_reference, solve_reference
-from iclr25.eci_conformal.reproduce import nudge_ulps
 
 
 def _lapack_rolling_ls(features, y, window, min_points, ridge):
@@ -202,8 +202,8 @@ def test_accumulate_amplifies_ulp_changes_official_does_not():
 
 
 def stream_seed_hetero() -> int:
-    """The seed of the committed run's first hetero series (reproduce._setting_run, seed 0)."""
-    from iclr25.eci_conformal.reproduce import SETTINGS_INDEX, stream_seed
+    """The seed of the committed run's first hetero series (experiments._setting_run, seed 0)."""
+    from iclr25.eci_conformal.experiments import SETTINGS_INDEX, stream_seed
 
     return stream_seed(10_000 * (SETTINGS_INDEX["hetero"] + 1), 0)
 
@@ -212,7 +212,8 @@ def test_ulp_spread_measures_the_amplification():
     """`ulp_spread` (how the declared tolerances were measured) sees the accumulating form move, not ECI."""
     from dataclasses import replace
 
-    from iclr25.eci_conformal.reproduce import PRESETS, ulp_spread
+    from iclr25.eci_conformal.config import PRESETS
+    from iclr25.eci_conformal.experiments import ulp_spread
 
     config = replace(PRESETS["quick"], settings=("hetero",), seeds=2)
     spread = ulp_spread(config, perturbations=3, methods=("eci_accumulate", "eci"))

@@ -3,31 +3,25 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from iclr25.eci_conformal.claims import declared
 from iclr25.eci_conformal.config import Config
-from iclr25.eci_conformal.reproduce import (
-    ECI_FAMILY,
-    PRESETS,
-    _Grid,
-    claims,
-    load_grid,
-    method_kwargs,
-    run,
-    select_lr,
-    stream_seed,
-    width_at_coverage,
-)
+from iclr25.eci_conformal.experiments import ECI_FAMILY, method_kwargs, stream_seed
+from iclr25.eci_conformal.reproduce import PRESETS, load_grid, run
+from iclr25.eci_conformal.selection import Grid, select_lr, width_at_coverage
+from iclr25.shared.claims import config_of, differences, evaluate
 from iclr25.shared.results import Report
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "quick"
 
 
 def test_select_lr_rule():
-    g = _Grid()
+    g = Grid()
     rows = {1.0: ([0.90, 0.90], 5.0), 0.5: ([0.885, 0.9], 4.0), 0.1: ([0.89, 0.89], 4.5)}
     for lr, (covs, width) in rows.items():
         for c in covs:
@@ -38,18 +32,31 @@ def test_select_lr_rule():
     assert select_lr(g, "m", (1.0, 0.5, 0.1), 0.9, 0.99) == 1.0  # none qualifies: closest coverage
 
 
-def test_claims_judge_the_committed_measurements_as_committed():
-    """`claims` holds every threshold: on the committed quick metrics it gives the committed claims exactly."""
+def test_committed_claims_are_the_declared_claims():
     report = Report.read(RESULTS)
-    assert claims(report.metrics, PRESETS["quick"], load_grid(RESULTS)) == report.claims
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []
+
+
+def _with_grid_coverage(metrics: dict, grid: dict, config: Config) -> dict:
+    """`metrics` with each setting's ECI coverage at every grid lr taken from `grid` (as `measure` records it)."""
+    out = dict(metrics)
+    for s in config.settings:
+        per = grid[f"{s}/signed"]
+        covs = {f"{m}@{lr:g}": per[m][str(lr)]["coverage"] for m in ECI_FAMILY for lr in config.eci_lrs}
+        out[f"{s}/signed"] = {**metrics[f"{s}/signed"], "eci_grid_coverage": covs}
+    return out
 
 
 def test_claims_fail_on_a_broken_measurement():
     report = Report.read(RESULTS)
+    cfg = PRESETS["quick"]
     grid = load_grid(RESULTS)
     grid["drift/signed"]["eci"]["0.5"]["coverage"] = 0.8  # an ECI variant that lost coverage
-    metrics = dict(report.metrics, validity_bounded_stream={"official_lr0.05": 0.95, "accumulate_lr0.05": 0.8})
-    failed = {c.name for c in claims(metrics, PRESETS["quick"], grid) if c.gated and not c.holds}
+    metrics = _with_grid_coverage(report.metrics, grid, cfg)
+    metrics["validity_bounded_stream"] = {"official_lr0.05": 0.95, "official_lr0.2": 0.9, "accumulate_lr0.05": 0.8,
+                                          "accumulate_lr0.2": 0.8}  # fmt: skip
+    failed = {c.name for c in evaluate(declared(cfg), metrics, cfg) if c.gated and not c.holds}
     assert failed == {"coverage_drift", "validity_official_update"}
 
 
@@ -80,7 +87,7 @@ def test_quick_claims(tmp_path):
 
 def test_real_data_benchmark_on_generated_files(tmp_path):
     from iclr25.eci_conformal import data
-    from iclr25.eci_conformal.reproduce import real_data_benchmark
+    from iclr25.eci_conformal.experiments import real_data_benchmark
 
     rng = np.random.default_rng(0)
     n = 260
@@ -102,10 +109,12 @@ def test_real_data_benchmark_on_generated_files(tmp_path):
         r = per["ar"]
         assert 0.7 < r["selected"]["eci"]["coverage"] <= 1.0
         assert r["width_ratio_best_eci_over_best_baseline"] > 0
-    names = {
-        c.name for c in claims({**Report.read(RESULTS).metrics, "real_data": res}, PRESETS["quick"], load_grid(RESULTS))
-    }
-    assert {"width_noninferior_real_AMZN_ar", "width_noninferior_real_changepoint_ar"} <= names
+    cfg = replace(PRESETS["quick"], data_dir=str(tmp_path))
+    claims = {c.name: c for c in evaluate(declared(cfg), {**Report.read(RESULTS).metrics, "real_data": res}, cfg)}
+    assert all(claims[f"width_noninferior_real_{n}_ar"].measured for n in ("AMZN", "GOOGL", "changepoint"))
+    # a series the folder lacks, and a forecaster it skipped, are declared and reported as not measured
+    assert not claims["width_noninferior_real_elec2_ar"].measured
+    assert not claims["width_noninferior_real_AMZN_prophet"].measured
     with pytest.raises(ValueError, match="not a folder"):
         real_data_benchmark(tmp_path / "nope", PRESETS["quick"])
 

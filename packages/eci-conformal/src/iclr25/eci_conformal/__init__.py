@@ -3,8 +3,9 @@
 Online conformal intervals for time series whose threshold update quantifies past error with a smooth feedback term.
 Public names are exported lazily: importing this package imports neither numpy nor torch.
 Modules: `methods` (ECI), `baselines`, `intervals` (registry + interval wrapper), `metrics`, `data`,
-`forecast` (AR/Theta forecasters, Theta scorecaster), `reference` (slow loop forms); the harness: `reproduce`,
-`tables` (the paper's real-data tables, `iclr25-eci-conformal tables`), `cli`.
+`forecast` (AR/Theta forecasters, Theta scorecaster), `reference` (slow loop forms), `selection` (the lr
+selection rule); the harness: `experiments` (the measurements), `claims` (the claims as data), `reproduce` (the
+plan), `tables` (the paper's real-data tables, `iclr25-eci-conformal tables`), `cli`.
 """
 
 from __future__ import annotations

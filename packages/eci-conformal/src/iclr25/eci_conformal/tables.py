@@ -5,7 +5,7 @@ Paper: "Error-quantified Conformal Inference for Time Series" (ICLR 2025, arXiv 
 official driver (`tests/base_test.py` with `tests/configs/<dataset>_test.yaml`): signed-residual score, two
 one-sided streams at alpha/2, ahead = 1, T_burnin / seasonal period / lr grids / PID's KI and Csat per dataset
 (`DATASETS`), forecasts refit at every step (stocks and changepoint on the log scale). Coverage and widths
-on t > T_burnin. lr per method: the reproduction's rule (`reproduce.select_lr`, one series: coverage >= 0.89,
+on t > T_burnin. lr per method: the reproduction's rule (`selection.select_lr`, one series: coverage >= 0.89,
 then smallest width), an oracle choice like the paper's "best over an lr range".
 
 Inputs: a folder holding the paper's files (`find_series`: a DJIA-30 CSV `*stocks*.csv` or `djia.csv`,
@@ -260,7 +260,7 @@ def table(
     from iclr25.eci_conformal.forecast import ReplayScorecaster, theta_scorecasts
     from iclr25.eci_conformal.intervals import make_method
     from iclr25.eci_conformal.metrics import summarize
-    from iclr25.eci_conformal.reproduce import _Grid, select_lr
+    from iclr25.eci_conformal.selection import Grid, select_lr
 
     cfg = DATASETS[name]
     burn, alpha = cfg["burn"], config.alpha
@@ -295,7 +295,7 @@ def table(
 
     grid_spec = method_grid(name, scorecaster)
     sweep = {f"eci@c={c:g}": (ECI_LRS, c) for c in config.c_values}
-    g = _Grid()
+    g = Grid()
     per_lr: dict[str, dict[str, dict[str, float]]] = {}
     runs = [(m, lrs, 1.0) for m, lrs in grid_spec.items()] + [(m, lrs, c) for m, (lrs, c) in sweep.items()]
     for method, lrs, c in runs:
