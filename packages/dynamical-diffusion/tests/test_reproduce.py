@@ -136,16 +136,16 @@ def test_paired_claims_test_every_variant_against_dpm_and_the_ablations_against_
     paired = [c for c in claims(metrics, config) if c.name.startswith("paired_")]
     assert [c.name for c in paired] == [
         "paired_dydiff",
-        "paired_dydiff_r0_1",
+        "paired_dydiff_r0.1",
         "paired_dydiff_independent_noise",
-        "paired_dydiff_r0_1_vs_dydiff",
+        "paired_dydiff_r0.1_vs_dydiff",
         "paired_dydiff_independent_noise_vs_dydiff",
     ]
     assert all(c.holds and not c.gated for c in paired)
     for row in per_seed:  # the ablation now worse than DyDiff on every seed: its claim fails
         row["dydiff_r0.1"]["crps"] = row["dydiff"]["crps"] + 0.1
     worse = {c.name: c for c in claims(_metrics(config, {}, per_seed), config)}
-    assert not worse["paired_dydiff_r0_1_vs_dydiff"].holds
+    assert not worse["paired_dydiff_r0.1_vs_dydiff"].holds
     assert worse["paired_dydiff_independent_noise_vs_dydiff"].holds
 
 

@@ -87,7 +87,7 @@ def paired_claims(cfg: Config) -> list[Declared]:
             claim = f"paired_{name}" if base == "dpm" else f"paired_{name}_vs_{base}"
             out.append(
                 Declared(
-                    claim.replace(".", "_"),  # a claim name is an identifier: dydiff_r0.1 -> paired_dydiff_r0_1
+                    claim,
                     f"CRPS({base}) - CRPS({name}) per seed over {cfg.seeds} seeds: {name} better, two-sided exact "
                     "sign-flip test of the mean difference, Holm-adjusted p (ours)",
                     metric=paired_test(family, name),
