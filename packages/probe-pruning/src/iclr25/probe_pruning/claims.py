@@ -141,7 +141,7 @@ def _full(cfg: Config) -> list[Declared]:
             ref = paper.get(method)
             check = Near(ref, 2) if ref is not None else Rule(no_paper_value, "|ours - paper| <= 2 (no paper value)")
             out.append(
-                Declared(f"{method.replace('-', '_')}_ppl_r{round(100 * ratio)}", f"{method} WikiText2 PPL at {ratio:.0%}",
+                Declared(f"{method}_ppl_r{ratio}", f"{method} WikiText2 PPL at {ratio:.0%}",
                          metric=rounded(f"r{ratio}.{method}.ppl", 3), check=check, paper=ref, source="Table 2",
                          tolerance=1.0)
             )  # fmt: skip
