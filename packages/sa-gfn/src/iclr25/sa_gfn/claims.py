@@ -8,21 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, fields
 from typing import Any
 
 from iclr25.sa_gfn.config import Config
 from iclr25.shared.claims import Above, AtLeast, AtMost, Declared, Measured, Near, Rule, lookup
 
 LOG_Z_8X8 = math.log(22.4)  # log Z of the standard 8x8 grid with R0 = 0.1 (sum of R over the 64 states)
-
-
-@dataclass(frozen=True)
-class _Declared(Declared):
-    """A declared claim whose name may hold a method's '-' (e.g. "sparse_tv_vs_tb-rnd", the name results carry)."""
-
-    def __post_init__(self) -> None:
-        Declared(**{**{f.name: getattr(self, f.name) for f in fields(self)}, "name": self.name.replace("-", "_")})
 
 
 def _rounded(path: str, digits: int) -> Callable[[dict[str, Any], Config], Measured]:
@@ -155,7 +146,7 @@ def declared(cfg: Config) -> list[Declared]:
             )
         )
     out += [
-        _Declared(
+        Declared(
             f"sparse_tv_vs_{b}",
             f"mean TV: SA-GFN below {b} ({grid}); ours = TV({b}) - TV(SA-GFN)",
             metric=_tv_gap(b),
