@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, fields
 from typing import Any
 
 from iclr25.seq2exp.config import Config
@@ -27,14 +26,6 @@ PAPER_K562_MASK_RATIO = {"seq2exp-hard": 0.0688, "macs-mask": 0.1361}
 PLANTED_BOXES = 5  # boxes planted on each caller-check track (spec §9.5)
 
 Metric = Callable[[dict[str, Any], Config], Measured]
-
-
-@dataclass(frozen=True)
-class _Declared(Declared):
-    """A declared claim whose name may hold a model's '-' (e.g. "seq-signal_beats_seq", the name results carry)."""
-
-    def __post_init__(self) -> None:
-        Declared(**{**{f.name: getattr(self, f.name) for f in fields(self)}, "name": self.name.replace("-", "_")})
 
 
 def _summary(m: dict[str, Any], key: str) -> float:
@@ -139,7 +130,7 @@ def declared(cfg: Config) -> list[Declared]:
     trained = set(cfg.models) if cfg.real_data or cfg.learn_seeds > 0 else set()
     gated, paper = cfg.learned_gates, PAPER_K562_MSE
     out += [
-        _Declared(
+        Declared(
             f"{model}_beats_seq",
             f"{model} test MSE is >= {cfg.gate_mse_reduction:.0%} below seq-only (relative reduction)",
             metric=_mse_reduction(model),
