@@ -1,6 +1,8 @@
 """Dist Loss: Enhancing Regression in Few-Shot Region through Distribution Distance Constraint (ICLR 2025, arXiv 2411.15216).
 
 A loss aligning the sorted batch predictions with KDE pseudo-labels to improve few-shot regions of imbalanced regression.
+Modules: the loss (`loss`, `sorting`, `labels`), baselines, data, training, metrics, the experiments
+(`experiments`), the claims declared as data (`claims`) and the reproduction plan (`reproduce`).
 Public names are exported lazily: importing this package does not import torch.
 """
 

@@ -39,7 +39,7 @@ from iclr25.dist_loss.names import HEAD_INITS
 __all__ = ["FAIL_RATIO", "GATE_RATIO", "head_init_study", "loss_along_line", "main", "summarise"]
 
 FAIL_RATIO = 1.0  # a head seed fails when few-shot MAE(Dist) / few-shot MAE(L1) >= this (fixed before the runs)
-GATE_RATIO = 0.92  # the gated claim's margin (reproduce.claims)
+GATE_RATIO = 0.92  # the gated claim's margin (claims.declared)
 PROG = "python -m iclr25.dist_loss.headinit"
 
 

@@ -286,7 +286,7 @@ def image_stage1_and_heads(
     """One seed on a real DIR folder: stage 1 ResNet with plain L1, then an RRT head per method.
 
     Reads `config.data_dir` / `config.meta_csv` (`age, path, split`). Returns (test metrics per run,
-    train/test predictions, training throughput), as `reproduce._stage1_and_heads` does.
+    train/test predictions, training throughput), as `experiments.stage1_and_heads` does.
     """
     from iclr25.dist_loss.data import load_dir_csv
     from iclr25.shared.seed import seed_everything
