@@ -7,8 +7,11 @@ import json
 import pytest
 
 from iclr25.lrnn_state_tracking import studies
+from iclr25.lrnn_state_tracking.claims import study_declared
 from iclr25.lrnn_state_tracking.config import TrainConfig
 from iclr25.lrnn_state_tracking.table import collect, format_table3
+from iclr25.shared.claims import differences, evaluate
+from iclr25.shared.results import Claim
 
 
 def _write(path, data):
@@ -85,17 +88,18 @@ def test_study_claims_margins():
         "setting": "S5 swaps",
         "cells": [cell("[0,1]", [0.1, 0.2]), cell("[-1,1]", [0.9, 0.5])],
     }
-    (claim,) = studies.study_claims(record)
+    (claim,) = evaluate(study_declared("s5_swaps", (1, 2)), record, None)
     assert claim.holds and not claim.gated and "0.900 vs 0.200" in claim.ours
     record["cells"][1]["values"] = [0.3, 0.3]  # a gap below the margin (0.2) is reported as not holding
-    assert not studies.study_claims(record)[0].holds
+    assert not evaluate(study_declared("s5_swaps", (1, 2)), record, None)[0].holds
     budget = {
         "study": "deltanet_budget",
         "setting": "",
         "cells": [cell("[-1,1]", [0.7, 0.8], "1L 1000 steps"), cell("[-1,1]", [0.9, 0.9], "1L 3000 steps")],
     }
-    (more,) = studies.study_claims(budget)
+    (more, absent) = evaluate(study_declared("deltanet_budget", (1, 2)), budget, None)
     assert more.name == "budget_1L_3000_steps" and more.holds
+    assert absent.name == "budget_2L_1000_steps" and not absent.measured  # a run missing from the record
 
 
 def test_pilot_appends_a_record_with_its_command(tmp_path, capsys):
@@ -151,7 +155,6 @@ def test_a_study_writes_a_run_folder_and_never_a_users_file(tmp_path, monkeypatc
     record = {"study": "s5_swaps", "setting": "tiny", "cells": [], "command": "c", "hardware": "h", "cpu_s": 1,
               "wall_s": 1}  # fmt: skip
     monkeypatch.setattr(studies, "run_study", lambda *args, **kwargs: dict(record))
-    monkeypatch.setattr(studies, "study_claims", lambda record: [])
     out = tmp_path / "study"
     assert studies.main(["s5_swaps", "--out", str(out)]) == 0
     assert json.loads((out / ".iclr25-run.json").read_text())["files"] == ["report.md", "study.json"]
@@ -168,3 +171,14 @@ def test_committed_study_folders_are_run_folders_an_overwrite_may_replace():
     root = Path(__file__).resolve().parents[1] / "results" / "studies"
     for name in ("deltanet_budget", "mamba_parity", "mod_arith", "s5_swaps"):
         check_run_folder(root / name, overwrite=True)
+
+
+def test_committed_study_claims_are_the_declared_claims():
+    """Each committed study's claims, evaluated again from its record, are the claims it stored."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "results" / "studies"
+    for name in ("deltanet_budget", "mamba_parity", "mod_arith", "s5_swaps"):
+        record = json.loads((root / name / "study.json").read_text())
+        declared = study_declared(name, record["cells"][0]["seeds"])
+        assert differences([Claim(**c) for c in record["claims"]], evaluate(declared, record, None)) == []

@@ -152,54 +152,6 @@ def run_study(name: str, seeds: tuple[int, ...] | None = None, device: str = "cp
     }
 
 
-# Reported claims of each study (margins fixed before the study runs; none is gated).
-MARGINS = {"deltanet_budget": 0.05, "mod_arith": 0.1, "s5_swaps": 0.2, "mamba_parity": 0.3}
-PAPER_VALUES = {"mod_arith": "0.971 vs 0.314", "s5_swaps": "extrapolates vs does not", "mamba_parity": "1.000 vs 0.000"}
-
-
-def study_claims(record: dict[str, Any]) -> list[Any]:
-    """Reported claims of a study record: [-1,1] beats [0,1] (or a larger budget beats the quick one) by the margin."""
-    from iclr25.shared.results import Claim
-
-    name, cells = record["study"], record["cells"]
-    margin = MARGINS[name]
-
-    def mean(c: dict[str, Any]) -> float:
-        return sum(c["values"]) / len(c["values"])
-
-    def seeds(c: dict[str, Any]) -> str:
-        return ", ".join(f"{v:.3f}" for v in c["values"])
-
-    if name == "deltanet_budget":
-        base, *bigger = cells
-        return [
-            Claim(
-                f"budget_{c['label'].replace(' ', '_')}",
-                f"DeltaNet [-1,1] parity (lengths 40-256) improves with budget: {c['label']} vs the quick preset's "
-                f"{base['label']} (mean over seeds {base['seeds']})",
-                None,
-                f"{mean(c):.3f} vs {mean(base):.3f} (seeds: {seeds(c)} vs {seeds(base)})",
-                f"mean gain >= {margin}",
-                mean(c) - mean(base) >= margin,
-                gated=False,
-            )
-            for c in bigger
-        ]
-    pos, neg = (next(c for c in cells if c["eig_range"] == r) for r in ("[0,1]", "[-1,1]"))
-    metric = "sequence accuracy at 2x the training length" if name == "s5_swaps" else "scaled accuracy"
-    return [
-        Claim(
-            f"{name}_neg_beats_pos",
-            f"{neg['model']} [-1,1] beats [0,1] on {record['setting']} ({metric}, best over seeds {neg['seeds']})",
-            PAPER_VALUES.get(name),
-            f"{max(neg['values']):.3f} vs {max(pos['values']):.3f} (seeds: {seeds(neg)} vs {seeds(pos)})",
-            f"best gap >= {margin}",
-            max(neg["values"]) - max(pos["values"]) >= margin,
-            gated=False,
-        )
-    ]
-
-
 def pilot(cfg: TrainConfig, eval_n: int = 512, device: str = "cpu") -> dict[str, Any]:
     """Train one config and score it at the test lengths (`eval_n` sequences), at lengths 3-40 and just beyond its
     longest training sequence (up to twice it; 512 each): the record of a pilot that chooses a study's setting (loss
@@ -285,9 +237,11 @@ def main(argv: list[str] | None = None) -> int:
     seeds = tuple(int(s) for s in args.seeds.split(",")) if args.seeds else None
     check_run_folder(args.out, args.overwrite)  # before the study: a new folder, or an earlier study's
     record = run_study(args.name, seeds, jobs=args.jobs)
+    from iclr25.lrnn_state_tracking.claims import study_declared
+    from iclr25.shared.claims import evaluate
     from iclr25.shared.results import claims_table
 
-    claims = study_claims(record)
+    claims = evaluate(study_declared(args.name, seeds or STUDIES[args.name]["seeds"]), record, None)
     record["claims"] = [asdict(c) for c in claims]
     text = f"# Study {args.name}\n\n{record['setting']}\n\n{claims_table(claims)}\n\n"
     text += (
