@@ -205,3 +205,26 @@ def test_seconds_and_timing_groups_are_timings_never_drift(name: str) -> None:
 def test_other_metrics_still_drift(name: str) -> None:
     result = compare(_report(**{name: 1.8}), _report(**{name: 4.3}))
     assert _status(result, name) == DRIFTED and result.failed
+
+
+@pytest.mark.parametrize(
+    ("name", "timing"),
+    [
+        ("throughput.tokens_per_s", True),
+        ("timing.total_s", True),
+        ("train_s_per_seed.patch", True),
+        ("wall_ratio_per_seed", True),
+        ("cpu_ratio_per_seed", True),
+        ("equal_compute_cpu_time", True),
+        ("step_ms", True),
+        ("patch_step_speedup", True),
+        ("val_nll_per_seed.patch", False),  # "per_s" of "per seed" is not "per second"
+        ("n_timesteps", False),
+        ("grid.msa_depth", False),
+        ("coverage.eci", False),
+    ],
+)
+def test_timings_are_told_from_metrics_by_their_names(name: str, timing: bool) -> None:
+    from iclr25.shared.compare import _is_timing
+
+    assert _is_timing(name) is timing

@@ -187,13 +187,13 @@ def test_sweep_never_replaces_a_users_files(tmp_path, capsys, monkeypatch):
 
 
 def test_sweep_writes_a_run_folder_and_keeps_a_users_file_on_rerun(tmp_path, capsys, monkeypatch):
-    import iclr25.patch_train.reproduce as reproduce
+    import iclr25.patch_train.train as train
 
     def fake_seed_runs(plans, cfg, seed, stream, valid_ids, out, device, wandb):  # no training: the files only
         run = {"train_s": 1.0, "train_cpu_s": 1.0}
         return {"token": {"nll": 2.0, **run}, "patch": {"nll": 2.0 - 0.01 * cfg.token_steps, **run}}
 
-    monkeypatch.setattr(reproduce, "_seed_runs", fake_seed_runs)
+    monkeypatch.setattr(train, "seed_runs", fake_seed_runs)
     out = tmp_path / "sweep"
     argv = ["sweep", "--out", str(out), "--budgets", "2,4", "--seeds", "1", "--quiet"]
     assert _exit_code(argv) == 0

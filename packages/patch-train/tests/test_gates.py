@@ -1,7 +1,8 @@
 """Every gated claim fails on a deliberately broken variant of what it checks (and holds on the real thing).
 
-The mechanics gates are judged by `reproduce._mechanics_claims`; the in-run gates (stage switch, equal compute,
-smoke) by the claim helpers of `reproduce` on tiny two-stage runs whose probes record what the loops did.
+Every gate is judged by the claims declared in `claims`: the mechanics gates on `experiments.mechanics_checks`, the
+in-run gates (stage switch, equal compute, smoke) on the checks `experiments` makes of tiny two-stage runs whose probes
+record what the loops did.
 """
 
 from __future__ import annotations
@@ -15,25 +16,34 @@ import torch
 import iclr25.patch_train.patch as patch_mod
 import iclr25.patch_train.plan as plan_mod
 import iclr25.patch_train.stage as stage_mod
-from iclr25.patch_train import reproduce
+from iclr25.patch_train import experiments
 from iclr25.patch_train.baselines import comparison_plans
+from iclr25.patch_train.claims import declared
+from iclr25.patch_train.config import PRESETS
 from iclr25.patch_train.data import TokenStream
 from iclr25.patch_train.llama import from_hf
 from iclr25.patch_train.patch import make_llama
 from iclr25.patch_train.stage import measured_flops_per_position
 from iclr25.patch_train.train import TwoStageLoop, run_interleaved, train_two_stage
+from iclr25.shared.claims import evaluate
 
 V, T, K = 64, 16, 4
+MECHANICS = ("cost_lam2/3_K4", "official_step_counts", "patch_loss_K1_is_ce", "patch_loss_eq2", "patch_forward_parity")
+
+
+def _judged(checks: dict) -> dict:
+    """The declared claims (ci preset) judged on metrics holding only `checks`, by name."""
+    cfg = PRESETS["ci"]
+    return {c.name: c for c in evaluate(declared(cfg), {"checks": checks}, cfg)}
 
 
 def _mechanics(name: str) -> bool:
-    claims = {c.name: c for c in reproduce._mechanics_claims(reproduce.mechanics_checks(0))}
-    return claims[name].holds
+    return _judged(experiments.mechanics_checks(0))[name].holds
 
 
 def test_mechanics_gates_hold():
-    claims = reproduce._mechanics_claims(reproduce.mechanics_checks(0))
-    assert all(c.holds for c in claims), [c.name for c in claims if not c.holds]
+    claims = _judged(experiments.mechanics_checks(0))
+    assert all(claims[n].holds for n in MECHANICS), [n for n in MECHANICS if not claims[n].holds]
 
 
 @pytest.mark.parametrize(
@@ -99,7 +109,11 @@ def _runs(token_steps: int = 12, names: tuple[str, ...] = ("token", "patch"), en
 
 
 def _switch_holds(runs, ids) -> bool:
-    return reproduce._switch_claim(reproduce.switch_checks(runs["patch"], ids)).holds
+    return _judged({"switch": experiments.switch_checks(runs["patch"], ids)})["stage_switch"].holds
+
+
+def _compute_holds(compute: dict) -> bool:
+    return _judged({"compute": compute})["equal_compute_flops_ratio"].holds
 
 
 def _fpp() -> dict[int, float]:
@@ -111,8 +125,8 @@ def _fpp() -> dict[int, float]:
 def test_in_run_gates_hold():
     runs, ids = _runs()
     assert _switch_holds(runs, ids)
-    compute = reproduce.compute_checks(runs, _fpp())
-    assert reproduce._compute_claim(compute).holds
+    compute = experiments.compute_checks(runs, _fpp())
+    assert _compute_holds(compute)
     assert compute["flops_ratio"] == pytest.approx(1.0, abs=0.02) and compute["data_ratio"] == 2.0
 
 
@@ -169,7 +183,7 @@ def test_switch_gate_fails_when_stage_two_rereads_the_data(monkeypatch):
 def test_compute_gate_fails_on_a_wrong_plan(monkeypatch):
     monkeypatch.setattr(plan_mod, "training_cost", lambda lam, K: lam + 1.0 - lam)  # patch steps billed as token steps
     runs, _ = _runs()
-    assert not reproduce._compute_claim(reproduce.compute_checks(runs, _fpp())).holds
+    assert not _compute_holds(experiments.compute_checks(runs, _fpp()))
 
 
 def test_compute_gate_fails_when_the_patch_stage_does_not_pool(monkeypatch):
@@ -180,15 +194,13 @@ def test_compute_gate_fails_when_the_patch_stage_does_not_pool(monkeypatch):
 
     monkeypatch.setattr(stage_mod, "patch_forward", unpooled)
     runs, _ = _runs()
-    assert not reproduce._compute_claim(reproduce.compute_checks(runs, _fpp())).holds
+    assert not _compute_holds(experiments.compute_checks(runs, _fpp()))
 
 
 def _smoke_claims(runs) -> dict[str, bool]:
     st1 = runs["patch"][0]
-    checks = {"stage1": reproduce.smoke_checks(st1, math.log(V))}
-    out = {c.name: c.holds for c in reproduce._smoke_claims(checks)}
-    assert set(out) == {"patch_loss_falls", "token_nll_after_patch_stage"}
-    return out
+    claims = _judged({"stage1": experiments.smoke_checks(st1, math.log(V))})
+    return {n: claims[n].holds for n in ("patch_loss_falls", "token_nll_after_patch_stage")}
 
 
 def test_smoke_gates_hold_and_fail_without_learning(monkeypatch):

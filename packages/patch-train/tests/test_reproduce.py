@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import math
 import re
+from pathlib import Path
 
 import pytest
 
+from iclr25.patch_train.claims import declared
 from iclr25.patch_train.config import PRESETS, Config, TrainConfig
 from iclr25.patch_train.reproduce import run
 
@@ -95,3 +97,12 @@ def test_a_bad_device_is_refused_before_the_run_folder_is_made(tmp_path):
     with pytest.raises(ValueError, match="device must be one of"):
         run("ci", tmp_path / "r", device="tpu")
     assert not (tmp_path / "r").exists()
+
+
+def test_committed_claims_are_the_declared_claims():
+    from iclr25.shared.claims import config_of, differences, evaluate
+    from iclr25.shared.results import Report
+
+    report = Report.read(Path(__file__).resolve().parents[1] / "results" / "quick")
+    cfg = config_of(PRESETS, report.scale, report.config)
+    assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []

@@ -34,7 +34,11 @@ IDENTICAL, NOISE, WITHIN, DRIFTED, FAILS, MISSING, NEW, TIMING = (
 FAILING = (DRIFTED, FAILS, MISSING)
 FLOAT_NOISE = (1e-9, 1e-12)  # relative, and absolute near zero: the last digits of another machine's kernels
 TIMING_BAND = (0.5, 2.0)  # new/old ratios outside it are flagged (slower/faster), never failed
-TIMING_WORDS = ("per_s", "seconds", "runtime", "wall", "_time", "time_s", "cpu_s", "_ms", "speed", "latency")
+# timing words: seconds (`_s` ending a part or before `_per_`; `per_s`), `_time(s)` and `_ms` only where no letter
+# or digit follows (`tokens_per_s`, `train_s_per_seed`; not `nll_per_seed`, `rho_s_pairs`, `n_timesteps`)
+TIMING_WORDS = re.compile(
+    r"_s(?=$|[./]|_per_)|per_s(?![a-z0-9])|seconds|runtime|wall|cpu_ratio|_times?(?![a-z0-9])|_ms(?![a-z0-9])|speed|latency"
+)
 
 
 @dataclass
@@ -166,7 +170,7 @@ def _is_timing(name: str) -> bool:
     """A duration or a rate: a timing word anywhere, or a path part that is a time in seconds (`train_s`) or a
     timing group (`timing.total_s`, `timing_s.mdn`)."""
     parts = re.split(r"[./]", name)
-    return any(word in name for word in TIMING_WORDS) or any(
+    return TIMING_WORDS.search(name) is not None or any(
         part.endswith("_s") or part.startswith("timing") for part in parts
     )
 

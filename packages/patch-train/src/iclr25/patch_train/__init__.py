@@ -4,7 +4,8 @@ Train an LLM first on patches of K averaged token embeddings with a next-patch l
 Public names are exported lazily: importing this package does not import torch.
 Modules: `config` (presets, validated), `patch` (Eqs. 1-2, cost, models), `plan` (two-stage schedule), `reference` (loop forms),
 `baselines` (the compared runs), `data`, `evaluate`, `llama` (plain-torch LLaMA), `stage` (the plain stage loop, its
-optimizer and in-run probe), `lit` + `train` (Lightning stages, two-stage runs), `estimate` (scale-out plan); the harness: `reproduce`,
+optimizer and in-run probe), `lit` + `train` (Lightning stages, two-stage runs), `estimate` (scale-out plan); the harness:
+`experiments` (the exact checks, the runs and their probes), `claims` (the claims as data), `reproduce` (the plan),
 `sweep` (the data-size sweep, `iclr25-patch-train sweep`), `cli`.
 """
 

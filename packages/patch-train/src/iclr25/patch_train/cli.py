@@ -148,7 +148,7 @@ def _train(args: argparse.Namespace) -> int:
     scale_out = scale_out_from_args(args)
     target = check_verb_flags(args, SLUG, "train", cfg.stage)
     from iclr25.patch_train.config import Config
-    from iclr25.patch_train.reproduce import _tokenizer
+    from iclr25.patch_train.experiments import _tokenizer
 
     # the tokenizer is read before anything is written: a file that is not a tokenizer.json is one line
     tok = _tokenizer(Config(seeds=1, tokenizer=cfg.tokenizer))
@@ -221,7 +221,7 @@ def _tokenize(args: argparse.Namespace) -> int:
     set_quiet(args.quiet)
     from iclr25.patch_train.config import Config
     from iclr25.patch_train.data import iter_corpus_documents, write_token_file
-    from iclr25.patch_train.reproduce import _tokenizer
+    from iclr25.patch_train.experiments import _tokenizer
     from iclr25.shared.progress import progress
 
     tok = _tokenizer(Config(seeds=1, tokenizer=args.tokenizer))
@@ -243,7 +243,7 @@ def _eval(args: argparse.Namespace) -> int:
     from iclr25.patch_train.config import Config
     from iclr25.patch_train.data import corpus_texts, encode_documents
     from iclr25.patch_train.evaluate import evaluate_nll, load_mc_task, score_multiple_choice
-    from iclr25.patch_train.reproduce import _tokenizer
+    from iclr25.patch_train.experiments import _tokenizer
     from iclr25.shared.device import pick_device
     from iclr25.shared.safeload import reading_file
 

@@ -2,7 +2,7 @@
 
 For each token-level budget S (optimizer steps of `tokens_per_step` tokens) and each seed, the token-only run
 (S steps, reads D = S x tokens_per_step tokens) and the two-stage patch run at equal compute (K=4, lam=2/3:
-reads 2D) train interleaved from the same initial weights on the same shuffled stream (`reproduce._seed_runs`);
+reads 2D) train interleaved from the same initial weights on the same shuffled stream (`train.seed_runs`);
 both are scored by token-level validation NLL. The x-axis is the token run's tokens per model parameter
 (D / N), the quantity that separates the paper's regime (370M on 45B-360B tokens: 120-970 tokens per
 parameter) from a CPU's. `crossover` interpolates, in log(D / N), where the mean difference changes sign.
@@ -62,7 +62,7 @@ def run_sweep(
     from iclr25.patch_train.baselines import comparison_plans
     from iclr25.patch_train.data import ByteTokenizer, corpus_texts, encode_documents, shuffle_chunks
     from iclr25.patch_train.patch import count_params
-    from iclr25.patch_train.reproduce import _make_model, _seed_runs
+    from iclr25.patch_train.train import make_model, seed_runs
     from iclr25.shared.progress import progress
 
     base = replace(config or PRESETS["quick"], runs=("token", "patch"))
@@ -74,7 +74,7 @@ def run_sweep(
     tok = ByteTokenizer()
     train_all = encode_documents(corpus_texts(base.corpus, "train", 0), tok)
     valid_ids = encode_documents(corpus_texts(base.corpus, "valid", 0), tok)
-    n_params = count_params(_make_model(base, tok.vocab_size), include_embedding=True)
+    n_params = count_params(make_model(base, tok.vocab_size), include_embedding=True)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     rows: list[dict[str, Any]] = []
     write_text(out / "rows.jsonl", "")
@@ -87,7 +87,7 @@ def run_sweep(
                 raise ValueError(f"budget {S} needs {need} training tokens; the corpus has {len(train_all)}")
             for s in range(seeds):
                 stream = shuffle_chunks(train_all, cfg.chunk, seed=s) if cfg.chunk else train_all
-                done = _seed_runs(plans, cfg, s, stream, valid_ids, out, device, "off")
+                done = seed_runs(plans, cfg, s, stream, valid_ids, out, device, "off")
                 rows.append({
                     "token_steps": S, "seed": s, "tokens_token_run": S * cfg.tokens_per_step,
                     "tokens_per_param": S * cfg.tokens_per_step / n_params,

@@ -2,7 +2,8 @@
 
 `train_two_stage` runs a list of `StagePlan`s on one model: each stage takes the next unread tokens of
 the stream (stages read disjoint data, in order), is its own `fit` with a fresh AdamW and schedule,
-and hands the same weights to the next stage. `train_stage` runs (or resumes) one stage.
+and hands the same weights to the next stage. `train_stage` runs (or resumes) one stage. `seed_runs` trains the
+configured runs of one seed (token, patch, ...) from the same initial weights, for the reproduction and the sweep.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from iclr25.patch_train.config import Config
 from iclr25.patch_train.data import TokenStream, pack_blocks
 from iclr25.patch_train.lit import StageModule, StageProgress, StepTimer, weights_fingerprint
 from iclr25.patch_train.patch import flops_per_position
@@ -23,8 +25,8 @@ from iclr25.patch_train.stage import OptimConfig, StageLoop
 
 ENGINES = ("torch", "lightning")
 __all__ = [
-    "ENGINES", "OptimConfig", "StageResult", "TwoStageLoop", "run_interleaved", "step_throughput", "train_stage",
-    "train_two_stage",
+    "ENGINES", "OptimConfig", "StageResult", "TwoStageLoop", "make_model", "run_interleaved", "seed_runs",
+    "step_throughput", "train_stage", "train_two_stage",
 ]  # fmt: skip
 
 
@@ -319,6 +321,69 @@ def run_interleaved(loops: dict[str, TwoStageLoop]) -> None:
         active[name].step()
         if active[name].done:
             del active[name]
+
+
+def make_model(config: Config, vocab: int) -> Any:
+    """The configured LLaMA: the Hugging Face class (`impl="hf"`) or the same weights in `llama.FastLlama`."""
+    from iclr25.patch_train.llama import from_hf
+    from iclr25.patch_train.patch import make_llama
+
+    model = make_llama(config.model, vocab, config.max_len or config.T, **config.extra)
+    return from_hf(model) if config.impl == "torch" else model
+
+
+def seed_runs(
+    plans: dict[str, list[Any]], config: Config, seed: int, stream: Any, valid_ids: Any, run_dir: Path, device: str,
+    wandb: str, scale_out: Any = None,
+) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """Train the configured runs of one seed from the same initial weights. With `engine="torch"` they train
+    interleaved step by step at equal fractions of their compute (`run_interleaved`), so the machine's load
+    falls on all alike and their wall and CPU times compare; with `"lightning"` one after the other."""
+    import torch
+
+    from iclr25.patch_train.data import HFTokenizer
+    from iclr25.patch_train.evaluate import evaluate_nll
+
+    vocab = 256 if config.tokenizer == "byte" else HFTokenizer.from_file(config.tokenizer).vocab_size
+    optim = OptimConfig(micro_batch=config.micro_batch or None)
+
+    def eval_fn(m: Any) -> dict[str, float]:
+        nll, ppl = evaluate_nll(m, valid_ids, config.T, config.eval_windows, seed=1234)
+        return {"nll": nll, "ppl": ppl}
+
+    def data(name: str) -> Any:  # "scratch" trains on the patch run's remainder: the tokens after its patch stage
+        return TokenStream(stream[plans["patch"][0].tokens :] if name == "scratch" else stream)
+
+    stages: dict[str, list[Any]] = {}
+    if config.engine == "torch":
+        if config.threads:
+            torch.set_num_threads(config.threads)
+        loops = {}
+        for name in config.runs:
+            torch.manual_seed(seed)
+            model = make_model(config, vocab).to(device)
+            loops[name] = TwoStageLoop(model, data(name), plans[name], optim=optim, device=device, seed=seed,
+                                       eval_fn=eval_fn, desc=f"seed {seed} {name}: ")  # fmt: skip
+        run_interleaved(loops)
+        stages = {name: loop.results for name, loop in loops.items()}
+    else:
+        for name in config.runs:
+            torch.manual_seed(seed)
+            model = make_model(config, vocab).to(device)
+            stages[name] = train_two_stage(
+                model, data(name), plans[name], run_dir / f"seed{seed}" / name, optim=optim, device=device,
+                wandb=wandb, seed=seed, threads=config.threads or None, eval_fn=eval_fn, scale_out=scale_out,
+                engine="lightning",
+            )  # fmt: skip
+    return {
+        name: {
+            "stages": st,
+            "nll": st[-1].eval["nll"],
+            "train_s": sum(s.wall_s for s in st),
+            "train_cpu_s": sum(s.cpu_s for s in st),
+        }
+        for name, st in stages.items()
+    }
 
 
 def _needs_trainer(scale_out: Any, checkpoint: bool, wandb: str | None) -> bool:
