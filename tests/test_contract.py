@@ -150,7 +150,7 @@ def shape_violations(package: Path) -> list[str]:
 
 def claims_violations(module_name: str) -> list[str]:
     """`declared(config)` of a package's claims module, called with every preset: a non-empty list of `Declared`
-    with unique names, each gated claim readable by `iclr25 claims`."""
+    with unique names; a claim compared with a number of the paper says where the paper gives it (`source`)."""
     from iclr25.shared.claims import Declared
 
     claims = importlib.import_module(f"{module_name}.claims")
@@ -161,6 +161,11 @@ def claims_violations(module_name: str) -> list[str]:
         if not declared or not all(isinstance(d, Declared) for d in declared):
             found.append(f"{module_name}.claims.declared({scale}) is not a non-empty list of Declared")
             continue
+        found += [
+            f"{module_name}: claim {d.name!r} compares with the paper's number {d.paper!r} but names no source"
+            for d in declared
+            if isinstance(d.paper, int | float) and not isinstance(d.paper, bool) and not d.source.strip()
+        ]
         names = [d.name for d in declared]
         found += [
             f"{module_name}: claim {n!r} declared twice for {scale}" for n in sorted(set(names)) if names.count(n) > 1
@@ -392,6 +397,24 @@ def test_the_checks_fail_on_a_deliberately_broken_package(tmp_path: Path, monkey
         "alpha/reproduce.py builds a Claim (claims are declared in claims.py)",
         "alpha/reproduce.py has 301 lines (at most 250: the plan only)",
         "alpha/reproduce.py is the package's largest module (301 lines)",
+    ]
+    claims_pkg = tmp_path / "claims_pkg"
+    _write(claims_pkg / "__init__.py", "")
+    _write(claims_pkg / "config.py", "PRESETS = {'quick': 1, 'ci': 0}\n")
+    _write(
+        claims_pkg / "claims.py",
+        "from iclr25.shared.claims import AtLeast, Declared\n"
+        "def declared(config):\n"
+        "    if not config:\n"
+        "        return []\n"
+        "    one = Declared('acc', 's', metric='acc', check=AtLeast(0.9), paper=0.93)\n"  # no source
+        "    return [one, Declared('acc', 's', metric='x', check=AtLeast(0), paper='n/a')]\n",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert claims_violations("claims_pkg") == [
+        "claims_pkg: claim 'acc' compares with the paper's number 0.93 but names no source",
+        "claims_pkg: claim 'acc' declared twice for quick",
+        "claims_pkg.claims.declared(ci) is not a non-empty list of Declared",
     ]
     _write(alpha / "experiments.py", "from iclr25.alpha.claims import declared\n")  # method code may not reach it
     _write(

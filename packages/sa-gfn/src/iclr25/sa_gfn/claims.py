@@ -85,6 +85,7 @@ def declared(cfg: Config) -> list[Declared]:
                 metric=_rounded("correct/tb.log_Z", 4),
                 check=Near(LOG_Z_8X8, 0.05),
                 paper=round(LOG_Z_8X8, 4),
+                source="hypergrid reward (Sec. 4; Z = sum of R, exact)",
                 gated=True,
             )
         )
