@@ -93,3 +93,20 @@ def test_claims_out_never_replaces_a_folder(tmp_path: Path, capsys: pytest.Captu
         "notes.txt"
     ]
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_compare_lists_a_package_s_declared_timings_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """etd-exploration declares the intrinsic reward's share of loop time a timing (its claims module's TIMINGS):
+    a rerun on another machine that moves it is no drift, while a moved value is."""
+    committed = ROOT / "packages" / "etd-exploration" / "results" / "quick"
+    data = json.loads((committed / "results.json").read_text())
+    ppo = data["metrics"]["ppo"]["FourRooms-rewardfree"]["etd"]
+    ppo["intrinsic_fraction"] *= 1.1
+    (tmp_path / "timing").mkdir()
+    (tmp_path / "timing" / "results.json").write_text(json.dumps(data))
+    assert cli.main(["compare", str(tmp_path / "timing"), str(committed)]) == 0
+    ppo["late_unique_cells"] += 0.5
+    (tmp_path / "value").mkdir()
+    (tmp_path / "value" / "results.json").write_text(json.dumps(data))
+    assert cli.main(["compare", str(tmp_path / "value"), str(committed)]) == 1
+    assert "late_unique_cells" in capsys.readouterr().err

@@ -221,6 +221,8 @@ def test_other_metrics_still_drift(name: str) -> None:
         ("val_nll_per_seed.patch", False),  # "per_s" of "per seed" is not "per second"
         ("n_timesteps", False),
         ("grid.msa_depth", False),
+        ("curves.0.fps", True),
+        ("fpsx", False),
         ("coverage.eci", False),
     ],
 )
@@ -228,3 +230,25 @@ def test_timings_are_told_from_metrics_by_their_names(name: str, timing: bool) -
     from iclr25.shared.compare import _is_timing
 
     assert _is_timing(name) is timing
+
+
+def test_records_in_lists_are_compared_leaf_by_leaf_and_declared_timings_never_drift() -> None:
+    """Per-seed records: their timings are told apart from their values; a package's TIMINGS patterns hold too."""
+    history = [{"epoch": 0, "loss": 0.5, "fps": 300.0}, {"epoch": 1, "loss": 0.25, "fps": 310.0}]
+    old = _report(**{"seeds": [{"seed": 0, "mse": 0.37, "train_s": 306.8, "history": history}]})
+    old.metrics["ppo"] = {"etd": {"intrinsic_fraction": 0.64, "coverage": [[1.0, 2.0], [3.0, 4.0]]}}
+    new = _report(**{"seeds": [{"seed": 0, "mse": 0.37, "train_s": 310.7, "history": [
+        {**history[0], "fps": 290.0}, {**history[1], "fps": 320.0}
+    ]}]})  # fmt: skip
+    new.metrics["ppo"] = {"etd": {"intrinsic_fraction": 0.63, "coverage": [[1.0, 2.0], [3.0, 4.0]]}}
+    drift = compare(new, old)
+    assert [r.name for r in drift.failed] == ["ppo.etd.intrinsic_fraction"]  # no pattern declared: a drifted value
+    result = compare(new, old, timings=("ppo.*.intrinsic_fraction",))
+    assert not result.failed
+    assert _status(result, "seeds.0.train_s") == TIMING and _status(result, "seeds.0.history.1.fps") == TIMING
+    assert _status(result, "seeds.0.history.1.loss") == IDENTICAL and _status(result, "seeds.0.mse") == IDENTICAL
+    assert _status(result, "ppo.etd.coverage") == IDENTICAL  # a matrix of numbers stays one value
+    new.metrics["seeds"][0]["history"][1]["loss"] = 0.3  # a real change inside a record is still drift
+    assert [r.name for r in compare(new, old, timings=("ppo.*.intrinsic_fraction",)).failed] == [
+        "seeds.0.history.1.loss"
+    ]

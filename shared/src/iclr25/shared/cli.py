@@ -762,6 +762,7 @@ def _cmd_compare(papers: dict[str, Paper], args: argparse.Namespace) -> int:
         tolerances=tolerances,
         run_name=str(args.run),
         baseline_name=str(baseline_path),
+        timings=papers[run.paper].load_timings() if run.paper in papers else (),
     )
     print(result.to_markdown())
     if args.json:

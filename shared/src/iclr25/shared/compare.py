@@ -11,15 +11,17 @@ changed metrics, each with its relative change; identical values and float noise
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from iclr25.shared.files import append_to_log
-from iclr25.shared.results import Report, _flatten, _fmt
+from iclr25.shared.results import Report, _fmt
 
 IDENTICAL, NOISE, WITHIN, DRIFTED, FAILS, MISSING, NEW, TIMING = (
     "identical",
@@ -37,7 +39,8 @@ TIMING_BAND = (0.5, 2.0)  # new/old ratios outside it are flagged (slower/faster
 # timing words: seconds (`_s` ending a part or before `_per_`; `per_s`), `_time(s)` and `_ms` only where no letter
 # or digit follows (`tokens_per_s`, `train_s_per_seed`; not `nll_per_seed`, `rho_s_pairs`, `n_timesteps`)
 TIMING_WORDS = re.compile(
-    r"_s(?=$|[./]|_per_)|per_s(?![a-z0-9])|seconds|runtime|wall|cpu_ratio|_times?(?![a-z0-9])|_ms(?![a-z0-9])|speed|latency"
+    r"_s(?=$|[./]|_per_)|per_s(?![a-z0-9])|seconds|runtime|wall|cpu_ratio|_times?(?![a-z0-9])|_ms(?![a-z0-9])|speed"
+    r"|latency|(?<![a-z])fps(?![a-z])"
 )
 
 
@@ -166,13 +169,34 @@ def _difference(old: Any, new: Any, tolerance: float) -> tuple[str, str]:
     return text, (WITHIN if abs(diff) <= tolerance else DRIFTED)
 
 
-def _is_timing(name: str) -> bool:
-    """A duration or a rate: a timing word anywhere, or a path part that is a time in seconds (`train_s`) or a
-    timing group (`timing.total_s`, `timing_s.mdn`)."""
+def _is_timing(name: str, declared: Sequence[str] = ()) -> bool:
+    """A duration or a rate: a timing word anywhere, a path part that is a time in seconds (`train_s`) or a
+    timing group (`timing.total_s`, `timing_s.mdn`), or a name matching a pattern the package declares as a timing
+    (`TIMINGS` of its claims module, e.g. a time fraction whose name does not say so)."""
     parts = re.split(r"[./]", name)
-    return TIMING_WORDS.search(name) is not None or any(
-        part.endswith("_s") or part.startswith("timing") for part in parts
+    return (
+        TIMING_WORDS.search(name) is not None
+        or any(part.endswith("_s") or part.startswith("timing") for part in parts)
+        or any(fnmatch.fnmatchcase(name, pattern) for pattern in declared)
     )
+
+
+def _leaves(metrics: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Dotted path -> value of nested metrics, into lists of records too (`seeds.0.models.seq.train_s`), so that
+    the timings inside a per-seed record are told apart from its values; a list of numbers stays one value."""
+    out: dict[str, Any] = {}
+    for key, value in metrics.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_leaves(value, path + "."))
+        elif isinstance(value, list) and value and all(isinstance(v, dict | list) for v in value):
+            if all(isinstance(v, list) and not any(isinstance(x, dict | list) for x in v) for v in value):
+                out[path] = value  # a matrix of numbers: compared element-wise as one value
+            else:
+                out.update(_leaves({str(i): v for i, v in enumerate(value)}, path + "."))
+        else:
+            out[path] = value
+    return out
 
 
 def _ratio(old: Any, new: Any, name: str = "") -> tuple[str, str]:
@@ -208,8 +232,10 @@ def compare(
     tolerances: dict[str, float] | None = None,
     run_name: str = "",
     baseline_name: str = "",
+    timings: Sequence[str] = (),
 ) -> Comparison:
-    """Compare `run` with `baseline`: claims (gated ones must hold), metrics, then timing figures as ratios."""
+    """Compare `run` with `baseline`: claims (gated ones must hold), metrics, then timing figures as ratios.
+    `timings`: name patterns the package declares as timings beyond what their names say."""
     if run.paper != baseline.paper:
         raise ValueError(f"the run is of {run.paper!r} but the baseline of {baseline.paper!r}")
     tolerances = {**baseline.tolerances, **run.tolerances, **(tolerances or {})}  # the package's, then the user's
@@ -223,7 +249,7 @@ def compare(
             continue
         if new.gated and not new.holds:
             result.rows.append(Row("claim", name, old.ours, new.ours, "", FAILS))
-        elif _is_timing(name):  # a speed-up or a runtime: a ratio, listed apart, never drift
+        elif _is_timing(name, timings):  # a speed-up or a runtime: a ratio, listed apart, never drift
             result.rows.append(Row("timing", name, old.ours, new.ours, *_ratio(old.ours, new.ours, name)))
         else:
             tolerance = tolerances.get(name, getattr(new, "tolerance", None) or 0.0)
@@ -232,10 +258,10 @@ def compare(
         if name not in old_claims:
             status = FAILS if new.gated and not new.holds else NEW
             result.rows.append(Row("claim", name, None, new.ours, "", status))
-    old_metrics, new_metrics = _flatten(baseline.metrics), _flatten(run.metrics)
+    old_metrics, new_metrics = _leaves(baseline.metrics), _leaves(run.metrics)
     for name in sorted(set(old_metrics) | set(new_metrics)):
         old, new = old_metrics.get(name), new_metrics.get(name)
-        if _is_timing(name):
+        if _is_timing(name, timings):
             result.rows.append(Row("timing", name, old, new, *_ratio(old, new, name)))
         elif name not in new_metrics:
             result.rows.append(Row("metric", name, old, None, "", MISSING))

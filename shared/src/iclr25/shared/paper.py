@@ -182,6 +182,11 @@ class Paper:
         `claims` module (see `iclr25.shared.claims`)."""
         return _resolve(f"{self.module}.claims:declared")
 
+    def load_timings(self) -> tuple[str, ...]:
+        """Name patterns (claims and dotted metric paths) the package's claims module declares as timings beyond
+        what their names say (`TIMINGS`, default none): `iclr25 compare` lists them apart and never calls them drift."""
+        return tuple(getattr(importlib.import_module(f"{self.module}.claims"), "TIMINGS", ()))
+
     def load_presets(self) -> dict[str, Any]:
         """Import and return the package's presets (`PRESETS` of its `config` module): scale name -> Config."""
         return _resolve(f"{self.module}.config:PRESETS")

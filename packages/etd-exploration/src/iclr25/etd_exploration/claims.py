@@ -16,6 +16,9 @@ from iclr25.shared.claims import AtLeast, AtMost, Below, Declared, Measured, Rul
 COVERAGE_MARGIN = 1.2  # ETD / no-bonus unique cells per episode (the spec's quick check, fixed before the bench seeds)
 FIG2 = "qualitative (Fig. 2)"
 OTHERS = (("count", "episodic count"), ("deir", "DEIR"))  # the baselines ETD's coverage is compared with
+# timings whose names do not say so (`iclr25 compare` lists them apart, never as drift): the share of the PPO loop's
+# time that the intrinsic reward takes, per method, and the claim that reads ETD's
+TIMINGS = ("etd_overhead_fraction", "ppo.*.intrinsic_fraction")
 BROKEN = ("etd-random", "etd-mean")  # ETD with random distances, ETD with the mean (not the min) over the memory
 
 
