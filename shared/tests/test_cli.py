@@ -157,6 +157,11 @@ def test_umbrella_reproduce_all_prints_claims_table(
     assert cli.main(["reproduce", "fake", "--out", str(out / "fake"), "--overwrite", "--scale", "full"]) == 1
     assert "gated claim 'works' does not hold" in capsys.readouterr().err
     assert cli.main(["reproduce"]) == 2
+    # several papers by name: a folder per paper; a name given twice runs once; an unknown name is one line
+    assert cli.main(["reproduce", "fake", "fake", "--out", str(tmp_path / "named")]) == 0
+    assert (tmp_path / "named" / "results.json").is_file()
+    assert cli.main(["reproduce", "fake", "nosuch", "--out", str(tmp_path / "two")]) == 2
+    assert "unknown paper 'nosuch'" in capsys.readouterr().err and not (tmp_path / "two").exists()
 
 
 def test_reproduce_command_helper(fake_paper: Paper, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -537,17 +537,17 @@ def _cmd_reproduce(papers: dict[str, Paper], args: argparse.Namespace) -> int:
     from iclr25.shared.results import Report, claims_table
 
     if args.all == bool(args.slug):
-        raise CliError("give one paper slug or --all")
+        raise CliError("give paper slugs or --all")
     if args.jobs < 1:
         raise CliError(f"--jobs must be >= 1, got {args.jobs}")
     if not 0 <= args.seed < 2**32:
         raise CliError(f"--seed must be an integer in [0, 2**32), got {args.seed}")
     set_quiet(args.quiet)
-    chosen = list(papers.values()) if args.all else [_find(papers, args.slug)]
-    if not args.all and chosen and args.scale not in chosen[0].scales:
-        raise CliError(
-            f"{chosen[0].slug} has no scale {args.scale!r}: scale must be one of {', '.join(chosen[0].scales)}"
-        )
+    named = list(dict.fromkeys(args.slug))  # in the order given, each once
+    chosen = list(papers.values()) if args.all else [_find(papers, slug) for slug in named]
+    for paper in [] if args.all else chosen:
+        if args.scale not in paper.scales:
+            raise CliError(f"{paper.slug} has no scale {args.scale!r}: scale must be one of {', '.join(paper.scales)}")
     if not chosen:
         print("No iclr25 paper packages are installed, so there is nothing to reproduce.")
         print(claims_table([], paper_column=True))
@@ -556,9 +556,10 @@ def _cmd_reproduce(papers: dict[str, Paper], args: argparse.Namespace) -> int:
         f"{p.slug}: no {args.scale!r} scale (has {', '.join(p.scales)})" for p in chosen if args.scale not in p.scales
     ]
     chosen = [p for p in chosen if args.scale in p.scales]
+    several = args.all or len(named) > 1  # then --out holds a folder per paper
     outs = {
         p.slug: (args.out / p.slug)
-        if args.all and args.out
+        if several and args.out
         else (args.out or default_run_dir(p.slug, "reproduce", args.scale))
         for p in chosen
     }
@@ -785,14 +786,14 @@ def _umbrella_parser(papers: dict[str, Paper]) -> Parser:
     info = sub.add_parser("info", help="one paper's details")
     info.add_argument("slug")
     rep = sub.add_parser("reproduce", help="run reproductions and print their claims table")
-    rep.add_argument("slug", nargs="?", help="paper to reproduce (or --all)")
+    rep.add_argument("slug", nargs="*", help="papers to reproduce (or --all)")
     rep.add_argument("--all", action="store_true", help="every installed paper")
     rep.add_argument(
         "--scale", default="quick", help="ci (CPU, seconds), quick (CPU, minutes to an hour) or full (GPU)"
     )
     rep.add_argument("--jobs", type=int, default=1, help="papers run in parallel processes (default: %(default)s)")
     rep.add_argument("--quiet", action="store_true", help="no progress output")
-    rep.add_argument("--out", type=Path, help="run folder (with --all: a folder per paper inside it)")
+    rep.add_argument("--out", type=Path, help="run folder (with several papers or --all: a folder per paper inside it)")
     rep.add_argument("--seed", type=int, default=0)
     rep.add_argument("--device", choices=DEVICES, default="auto")
     rep.add_argument("--wandb", choices=WANDB_MODES, default="off")
