@@ -369,3 +369,45 @@ def test_all_estimates_a_paper_from_its_recorded_run(
     (tmp_path / "results" / "quick" / "results.json").write_text(json.dumps(recorded))
     monkeypatch.setattr(cli, "package_root", lambda paper: tmp_path)
     assert cli._recorded_runtime(fake_paper, "quick") == expected
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads process states from /proc (Linux)")
+def test_a_jobs_worker_ends_when_its_command_is_killed(tmp_path: Path) -> None:
+    """A worker of `reproduce --jobs` watches the command that started it: killed with SIGTERM (no Ctrl-C reaching
+    the workers), the command leaves no worker running on unseen."""
+    import subprocess
+    import sys
+    import time
+
+    worker = (
+        "import os, time\n"
+        "from iclr25.shared.cli import exit_with_parent\n"
+        "exit_with_parent(os.getppid(), every=0.1)\n"
+        "time.sleep(30)\n"
+    )
+    command = (
+        "import subprocess, sys, time\n"
+        f"child = subprocess.Popen([sys.executable, '-c', {worker!r}])\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", command], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    time.sleep(1.0)
+    assert _alive(child)  # the worker runs while its command does
+    parent.terminate()
+    parent.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie waiting to be reaped has ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z"

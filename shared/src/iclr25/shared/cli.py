@@ -523,9 +523,26 @@ def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
 
 
-def _reproduce_one(slug: str, kwargs: dict[str, Any], threads: int | None = None) -> dict[str, Any]:
+def exit_with_parent(parent: int, every: float = 2.0) -> None:
+    """End this process when process `parent` is gone: a `--jobs` worker whose command was killed (a SIGTERM, not
+    Ctrl-C, which reaches the workers too) would otherwise run on unseen and write into the run folders."""
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def _reproduce_one(
+    slug: str, kwargs: dict[str, Any], threads: int | None = None, parent: int | None = None
+) -> dict[str, Any]:
     """Run one paper's reproduction (in this process or a worker) and return its report as a dict."""
     select_cpu_kernels()  # a spawned worker: the variables came from the parent, the record starts here
+    if parent is not None:
+        exit_with_parent(parent)
     if threads:  # a worker of `--jobs N`: its share of the cores, and its paper named on each progress line
         os.environ["ICLR25_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(threads)
         os.environ[LABEL_ENV] = slug
@@ -639,7 +656,10 @@ def _reproduce_parallel(
     )
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         started = time.perf_counter()
-        pending = {pool.submit(_reproduce_one, p.slug, {**common, "out": outs[p.slug]}, threads): p.slug for p in order}
+        pending = {
+            pool.submit(_reproduce_one, p.slug, {**common, "out": outs[p.slug]}, threads, os.getpid()): p.slug
+            for p in order
+        }
         try:
             while pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
