@@ -19,6 +19,9 @@ from typing import Any
 from iclr25.shared.results import atomic_write_text
 
 WANDB_MODES = ("off", "offline", "online")
+# The names every training loop logs its progress under, so curves line up across packages: the training loss,
+# the learning rate, the throughput in the loop's own unit per second (samples, sequences, frames), the epoch.
+TRAINING_METRICS = ("loss", "lr", "throughput", "epoch")
 
 
 def resolve_wandb_mode(mode: str | None) -> str:
@@ -62,6 +65,24 @@ def make_loggers(
         )
         loggers.append(wandb_logger)
     return loggers
+
+
+def training_row(
+    loss: float,
+    *,
+    lr: float | None = None,
+    throughput: float | None = None,
+    epoch: float | None = None,
+    prefix: str = "",
+    **extra: Any,
+) -> dict[str, Any]:
+    """One logged row of a training loop under the shared names (`TRAINING_METRICS`), each behind `prefix` (e.g.
+    "seed0/tsc/"), plus the loop's own `extra` metrics; names left as None are not logged."""
+    if prefix and not prefix.endswith("/"):
+        raise ValueError(f"a metric prefix ends with '/', got {prefix!r}")
+    shared = {"loss": loss, "lr": lr, "throughput": throughput, "epoch": epoch}
+    row = {name: value for name, value in {**shared, **extra}.items() if value is not None}
+    return {f"{prefix}{name}": (value.item() if hasattr(value, "item") else value) for name, value in row.items()}
 
 
 class MetricsLogger:
