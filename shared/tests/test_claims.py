@@ -21,9 +21,11 @@ from iclr25.shared.claims import (
     Near,
     Rule,
     config_of,
+    difference,
     differences,
     evaluate,
     lookup,
+    rounded,
     stored_form,
 )
 from iclr25.shared.results import Claim, Report
@@ -139,6 +141,24 @@ def test_measured_shows_one_value_and_tests_another() -> None:
 
     (claim,) = evaluate([Declared("both", "s", metric=shown_and_tested, check=AtMost(0.01))], METRICS, Cfg())
     assert claim.ours == "0.88 / 0.92" and not claim.holds
+
+
+def test_rounded_and_difference_show_rounded_values_and_test_unrounded_ones() -> None:
+    metrics = {"a": 0.89996, "b": {"c": 0.5}, "bad": "nan"}
+    at_threshold = [
+        Declared("r", "s", metric=rounded("a"), check=AtLeast(0.9)),  # shows 0.9 but 0.89996 is below 0.9
+        Declared("d", "s", metric=difference("a", "b.c", digits=2), check=AtLeast(0.4)),
+        Declared("raw", "s", metric=difference("b.c", "a"), check=Below(0)),
+        Declared("nan", "s", metric=rounded("bad", 2), check=AtMost(1)),
+        Declared("gone", "s", metric=difference("a", "b.missing"), check=AtMost(1)),
+    ]
+    r, d, raw, nan, gone = evaluate(at_threshold, metrics, Cfg())
+    assert (r.ours, r.holds) == (0.9, False)
+    assert (d.ours, d.holds) == (0.4, False)  # 0.39996 shown as 0.4, tested unrounded
+    assert raw.ours == pytest.approx(-0.39996) and raw.holds
+    assert math.isnan(nan.ours) and not nan.holds
+    assert not gone.measured and "b.missing" in gone.margin
+    assert at_threshold[0].reads == "rounded(a, 4)" and at_threshold[2].reads == "difference(b.c, a)"
 
 
 def test_nan_never_holds_and_names_are_unique() -> None:

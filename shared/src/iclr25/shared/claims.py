@@ -16,6 +16,7 @@ metric is missing is reported as not measured (and, if gated, fails); it is neve
 
 A metric that needs a computation beyond a lookup is a small named function `(metrics, config) -> value`, kept
 next to the declaration; it may return `Measured(shown, tested)` when the value shown differs from the one tested.
+The two such functions every package needs are here: `rounded(path, digits)` and `difference(a, b, digits)`.
 """
 
 from __future__ import annotations
@@ -39,13 +40,16 @@ __all__ = [
     "Declared",
     "IsTrue",
     "Measured",
+    "MetricFunction",
     "MissingMetric",
     "Near",
     "Rule",
     "config_of",
+    "difference",
     "differences",
     "evaluate",
     "lookup",
+    "rounded",
     "stored_form",
 ]
 
@@ -248,6 +252,30 @@ class Rule(Check):
 
 
 MetricFunction = Callable[[dict[str, Any], Any], Any]
+
+
+def rounded(path: str, digits: int = 4) -> MetricFunction:
+    """A metric function: the number at `path`, shown to `digits` decimals and tested unrounded (so a value just
+    under a threshold is never rounded onto it)."""
+
+    def metric(metrics: dict[str, Any], config: Any) -> Measured:
+        value = _number(lookup(metrics, path))
+        return Measured(round(value, digits), value)
+
+    metric.__name__ = metric.__qualname__ = f"rounded({path}, {digits})"  # what `iclr25 claims` shows it reads
+    return metric
+
+
+def difference(a: str, b: str, digits: int | None = None) -> MetricFunction:
+    """A metric function: the number at path `a` minus the number at path `b` (a gap between two methods or two
+    settings of one run), shown to `digits` decimals when given and always tested unrounded."""
+
+    def metric(metrics: dict[str, Any], config: Any) -> Any:
+        value = _number(lookup(metrics, a)) - _number(lookup(metrics, b))
+        return value if digits is None else Measured(round(value, digits), value)
+
+    metric.__name__ = metric.__qualname__ = f"difference({a}, {b})"
+    return metric
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,10 @@ from typing import Any
 import numpy as np
 
 from iclr25.compose_decompose.config import Config
-from iclr25.shared.claims import AtLeast, Declared, Measured, MissingMetric, Rule, lookup
-
-Metric = Callable[[dict[str, Any], Config], Any]
+from iclr25.shared.claims import AtLeast, Declared, Measured, MetricFunction, MissingMetric, Rule, lookup
 
 
-def _named(metric: Callable[..., Any], **params: str) -> Metric:
+def _named(metric: Callable[..., Any], **params: str) -> MetricFunction:
     """`metric` with its keyword parameters fixed, named after them for the claims listing."""
     bound = functools.partial(metric, **params)
     bound.__name__ = f"{metric.__name__}[{', '.join(params.values())}]"  # type: ignore[attr-defined]

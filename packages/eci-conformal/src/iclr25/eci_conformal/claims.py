@@ -7,18 +7,15 @@ c sweep, the EQ ablation, the Conformal-PID score streams and, with data_dir, th
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from iclr25.eci_conformal.config import Config
 from iclr25.eci_conformal.data import SCORE_STREAMS
 from iclr25.eci_conformal.experiments import ECI_FAMILY
 from iclr25.eci_conformal.tables import DATASETS
-from iclr25.shared.claims import AtMost, Below, Declared, Measured, MissingMetric, Near, lookup
+from iclr25.shared.claims import AtMost, Below, Declared, Measured, MetricFunction, MissingMetric, Near, lookup
 
 NARROWER = "< 1 (narrower)"  # the paper's direction: ECI's intervals narrower than the baselines'
-
-Metric = Callable[[dict[str, Any], Config], Measured]
 
 
 def number(x: Any) -> Any:
@@ -32,7 +29,7 @@ def _worst(covs: list[float], target: float) -> Measured:
     return Measured(round(worst, 4), worst)
 
 
-def grid_coverage(setting: str) -> Metric:
+def grid_coverage(setting: str) -> MetricFunction:
     """A metric function: the worst seed-mean coverage of every ECI variant at every grid lr on `setting`."""
 
     def worst(m: dict[str, Any], cfg: Config) -> Measured:
@@ -56,7 +53,7 @@ def validity_accumulating(m: dict[str, Any], cfg: Config) -> Measured:
     return Measured(round(best, 4), best)
 
 
-def ratio(path: str) -> Metric:
+def ratio(path: str) -> MetricFunction:
     """A metric function: the width ratio at `path`, shown to 4 decimals."""
 
     def value(m: dict[str, Any], cfg: Config) -> Measured:
@@ -67,7 +64,7 @@ def ratio(path: str) -> Metric:
     return value
 
 
-def worst_ratio(key: str) -> Metric:
+def worst_ratio(key: str) -> MetricFunction:
     """A metric function: the largest width ratio `key` over the settings."""
 
     def worst(m: dict[str, Any], cfg: Config) -> Measured:
@@ -78,7 +75,7 @@ def worst_ratio(key: str) -> Metric:
     return worst
 
 
-def matched_ratio(setting: str) -> Metric:
+def matched_ratio(setting: str) -> MetricFunction:
     """A metric function: best ECI / best baseline width at coverage exactly 1 - alpha ("not matched", which does
     not hold, when the lr grids do not bracket it)."""
 
@@ -106,7 +103,7 @@ def c_sweep_width_spread(m: dict[str, Any], cfg: Config) -> Measured:
     return Measured(round(spread, 4), spread)
 
 
-def stream_coverage(name: str) -> Metric:
+def stream_coverage(name: str) -> MetricFunction:
     """A metric function: the worst coverage of the ECI variants and Conformal P at every grid lr on score stream
     `name`."""
 
@@ -117,7 +114,7 @@ def stream_coverage(name: str) -> Metric:
     return worst
 
 
-def real_ratio(name: str, model: str) -> Metric:
+def real_ratio(name: str, model: str) -> MetricFunction:
     """A metric function: best ECI / best baseline width on real series `name` with forecaster `model`."""
 
     def value(m: dict[str, Any], cfg: Config) -> Measured:

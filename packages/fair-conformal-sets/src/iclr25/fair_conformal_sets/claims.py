@@ -11,7 +11,7 @@ from typing import Any
 from iclr25.fair_conformal_sets import fcpd
 from iclr25.fair_conformal_sets.config import Config
 from iclr25.fair_conformal_sets.experiments import BASELINES, CONFORMAL
-from iclr25.shared.claims import Above, AtLeast, AtMost, Between, Declared, Measured, lookup
+from iclr25.shared.claims import Above, AtLeast, AtMost, Between, Declared, Measured, difference, lookup
 
 # spec §5: overall decision accuracy per treatment computed from the released results.csv (not a paper number)
 FCPD_ACCURACY = {
@@ -34,16 +34,6 @@ def _worst_accuracy_error(accuracy: dict[str, Any], task: str) -> float:
     """The largest |ours - spec §5| over the treatments (NaN for a treatment we did not measure)."""
     target, _ = _accuracy_target(task)
     return max(abs(accuracy[t] - v) if t in accuracy else float("nan") for t, v in target.items())
-
-
-def _difference(a: str, b: str):
-    """A metric function: the value at path `a` minus the value at path `b`."""
-
-    def difference(m: dict[str, Any], cfg: Config) -> float:
-        return lookup(m, a) - lookup(m, b)
-
-    difference.__name__ = f"difference({a}, {b})"
-    return difference
 
 
 def worst_seed_size_gap(score: str):
@@ -137,12 +127,12 @@ def declared(cfg: Config) -> list[Declared]:
             Declared(
                 "delta_mondrian_above_marginal_lac",
                 "Equalized Coverage widens disparate impact: Delta_Mondrian - Delta_marginal (LAC, simulated)",
-                metric=_difference("synthetic.lac.mondrian.Delta", "synthetic.lac.marginal.Delta"),
+                metric=difference("synthetic.lac.mondrian.Delta", "synthetic.lac.marginal.Delta"),
                 check=AtLeast(0.03), source="Abstract", gated=True,
             ),
             Declared(
                 "delta_ess_below_marginal_lac", "Equalized Set Size narrows it: Delta_marginal - Delta_ESS (LAC)",
-                metric=_difference("synthetic.lac.marginal.Delta", "synthetic.lac.ess.Delta"),
+                metric=difference("synthetic.lac.marginal.Delta", "synthetic.lac.ess.Delta"),
                 check=AtLeast(0.03), source="Abstract", gated=True,
             ),
         ]  # fmt: skip
@@ -150,13 +140,13 @@ def declared(cfg: Config) -> list[Declared]:
         out += [
             Declared(
                 "delta_ess_below_marginal_aps", "ESS narrows disparate impact with randomised APS: "
-                "Delta_marginal - Delta_ESS", metric=_difference("synthetic.aps.marginal.Delta", "synthetic.aps.ess.Delta"),
+                "Delta_marginal - Delta_ESS", metric=difference("synthetic.aps.marginal.Delta", "synthetic.aps.ess.Delta"),
                 check=AtLeast(0.05), source="Abstract", gated=True,
             ),
             Declared(
                 "delta_mondrian_above_marginal_aps", "Mondrian vs marginal with APS (marginal APS coverage is already "
                 "near-equal across groups here; spec pilot 0.193 vs 0.190: not expected to hold)",
-                metric=_difference("synthetic.aps.mondrian.Delta", "synthetic.aps.marginal.Delta"),
+                metric=difference("synthetic.aps.mondrian.Delta", "synthetic.aps.marginal.Delta"),
                 check=AtLeast(0.03), source="Abstract",
             ),
         ]  # fmt: skip
@@ -193,7 +183,7 @@ def declared(cfg: Config) -> list[Declared]:
                 Declared(
                     f"fcpd_{task}_delta_conditional_above_marginal", f"human study ({task}): Delta_conditional - "
                     "Delta_marginal from the released responses",
-                    metric=_difference(f"fcpd.{task}.impact.conditional.Delta", f"fcpd.{task}.impact.marginal.Delta"),
+                    metric=difference(f"fcpd.{task}.impact.conditional.Delta", f"fcpd.{task}.impact.marginal.Delta"),
                     check=Above(0), source="Abstract",
                 ),
                 Declared(

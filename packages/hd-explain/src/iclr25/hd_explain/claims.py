@@ -9,11 +9,10 @@ IF/TracIn/RPS, the RBF kernel) is tested on the pair (ours, threshold).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from iclr25.hd_explain.config import PRESETS, Config
-from iclr25.shared.claims import AtLeast, AtMost, Declared, Measured, Rule, lookup
+from iclr25.shared.claims import AtLeast, AtMost, Declared, Measured, MetricFunction, Rule, lookup, rounded
 
 # Gated thresholds (issue 24 / spec Sec. 6a and 9), in one place.
 GATES = {
@@ -34,8 +33,6 @@ PARAMETER_BASELINES = ("if", "tracin", "rps")
 BASELINES_IN_WORDS = "IF/TracIn/RPS"
 NOISE_SOURCE = "official random_noise_tables CSV"
 DEBUG_SOURCE = "official tables/Debug CSV"
-
-Metric = Callable[[dict[str, Any], Config], Measured]  # a metric function
 
 
 def _shown(value: Any) -> float:
@@ -75,17 +72,6 @@ def _collapses(pair: tuple[float, float]) -> bool:
     """The h = dim(x) + C hit rate is under the gate's cap and under h = dim(x)'s."""
     dim_d, dim_x = pair
     return dim_d < GATES["rect_dim_d_hit_max"] and dim_d < dim_x
-
-
-def _rounded(path: str) -> Metric:
-    """A metric function: the value at `path`, shown to 4 decimals and tested unrounded."""
-
-    def value(m: dict[str, Any], cfg: Config) -> Measured:
-        x = lookup(m, path)
-        return Measured(_shown(x), x)
-
-    value.__name__ = f"rounded({path})"
-    return value
 
 
 def _rect_hit(m: dict[str, Any], cfg: Config) -> Measured:
@@ -149,7 +135,7 @@ def _hard_noise_hd_vs_similarity(m: dict[str, Any], cfg: Config) -> Measured:
     return _versus(dh["hd"]["hit"], float(dh["sim_input_rbf"]["hit"]))
 
 
-def _mislabel_realistic(key: str) -> Metric:
+def _mislabel_realistic(key: str) -> MetricFunction:
     """A metric function: recall@#flipped of `key` with the retrained model vs max(its floor, RPS's + the gap)."""
 
     def recall(m: dict[str, Any], cfg: Config) -> Measured:
@@ -161,7 +147,7 @@ def _mislabel_realistic(key: str) -> Metric:
     return recall
 
 
-def _images_hd_vs_baselines(perturbation: str) -> Metric:
+def _images_hd_vs_baselines(perturbation: str) -> MetricFunction:
     """A metric function: the image HD-Explain hit rate under `perturbation` vs the best of IF/TracIn/RPS."""
 
     def hit(m: dict[str, Any], cfg: Config) -> Measured:
@@ -172,7 +158,7 @@ def _images_hd_vs_baselines(perturbation: str) -> Metric:
     return hit
 
 
-def _images_imq_vs_rbf(perturbation: str) -> Metric:
+def _images_imq_vs_rbf(perturbation: str) -> MetricFunction:
     """A metric function: the image IMQ hit rate under `perturbation` vs the RBF hit rate."""
 
     def hit(m: dict[str, Any], cfg: Config) -> Measured:
@@ -249,7 +235,7 @@ def _digits(cfg: Config) -> list[Declared]:
             "digits_input_similarity",
             "digits: plain input-space RBF similarity also reaches hit 1.0 (the noise is ~1 % of a pixel's std, so "
             "the digits hit rate shows the gap to the baselines, not the Stein kernel's correctness)",
-            metric=_rounded("digits.mean.sim_input_rbf.hit"), check=AtLeast(0.99),
+            metric=rounded("digits.mean.sim_input_rbf.hit"), check=AtLeast(0.99),
         ),
         Declared(
             "digits_linear_below_rbf",
@@ -292,7 +278,7 @@ def _mislabel(cfg: Config) -> list[Declared]:
             f"mislabel_{key}",
             f"digits, {n} flipped labels, model trained on clean labels (official protocol; every method reaches 1.0 "
             f"here): {label} self-score recall@{n} >= {g['mislabel_recall_min']}",
-            metric=_rounded(f"mislabel.recall_at_flipped.official.{key}"), check=AtLeast(g["mislabel_recall_min"]),
+            metric=rounded(f"mislabel.recall_at_flipped.official.{key}"), check=AtLeast(g["mislabel_recall_min"]),
             paper=f"official CSV, CIFAR-10 recall@100: {paper}", source=DEBUG_SOURCE,
         )
         for key, label, paper in (("hd", "HD-Explain", "0.185"), ("hd_star", "HD-Explain*", "0.984"))
@@ -300,12 +286,12 @@ def _mislabel(cfg: Config) -> list[Declared]:
     out += [
         Declared(
             "mislabel_rps", f"RPS debugging (alpha_i[y_i] ascending), clean model: recall@{n}",
-            metric=_rounded("mislabel.recall_at_flipped.official.rps"), check=AtLeast(0.9),
+            metric=rounded("mislabel.recall_at_flipped.official.rps"), check=AtLeast(0.9),
             paper="official CSV, CIFAR-10 recall@100: 0.905", source=DEBUG_SOURCE,
         ),
         Declared(
             "mislabel_if", f"IF self-influence, clean model: recall@{n}",
-            metric=_rounded("mislabel.recall_at_flipped.official.if"), check=AtLeast(0.9),
+            metric=rounded("mislabel.recall_at_flipped.official.if"), check=AtLeast(0.9),
             paper="official CSV, CIFAR-10 recall@100: 0.777", source=DEBUG_SOURCE,
         ),
     ]  # fmt: skip
@@ -355,7 +341,7 @@ def declared(cfg: Config) -> list[Declared]:
         out.append(
             Declared(
                 "quick_runtime", "the quick reproduction finishes within 3 minutes (wall clock, shared 2-core CPU)",
-                metric=_rounded("runtime_s"), check=AtMost(180),
+                metric=rounded("runtime_s"), check=AtMost(180),
             )
         )  # fmt: skip
     return out

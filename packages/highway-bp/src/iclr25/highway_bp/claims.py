@@ -11,22 +11,12 @@ from typing import Any
 
 from iclr25.highway_bp.config import Config
 from iclr25.highway_bp.experiments import fidelity_ks
-from iclr25.shared.claims import Above, AtLeast, Below, Declared, IsTrue, Measured, Near, Rule, lookup
+from iclr25.shared.claims import Above, AtLeast, Below, Declared, IsTrue, Measured, Near, Rule, difference, lookup
 
 
 def _value(m: dict[str, Any], path: str) -> float:
     """The number at `path` (results.json's "nan" strings as floats)."""
     return float(lookup(m, path))
-
-
-def _difference(a: str, b: str):
-    """A metric function: the value at path `a` minus the value at path `b`."""
-
-    def difference(m: dict[str, Any], cfg: Config) -> float:
-        return _value(m, a) - _value(m, b)
-
-    difference.__name__ = f"difference({a}, {b})"
-    return difference
 
 
 def cosine_monotone(m: dict[str, Any], cfg: Config) -> Measured:
@@ -115,7 +105,7 @@ def declared(cfg: Config) -> list[Declared]:
             Declared(
                 "mlp_hbp_k4_matches_bp",
                 "Small k already matches backprop accuracy (digits, 16-block residual MLP, k=4)",
-                metric=_difference("mlp.acc.hbp_k4", "mlp.acc.bp"),
+                metric=difference("mlp.acc.hbp_k4", "mlp.acc.bp"),
                 check=AtLeast(-0.02),
                 source="Fig. 2",
                 note="acc(HBP k=4) - acc(BP)",
@@ -142,7 +132,7 @@ def declared(cfg: Config) -> list[Declared]:
                     Declared(
                         f"{name}_hbp_k4_matches_bp",
                         f"Highway-BP at k=4 matches BP test accuracy on CIFAR-10 ({name}, L={L}; paper: ResNet110, Fig. 2)",
-                        metric=_difference(f"resnet.{name}.acc.hbp_k4", f"resnet.{name}.acc.bp"),
+                        metric=difference(f"resnet.{name}.acc.hbp_k4", f"resnet.{name}.acc.bp"),
                         check=AtLeast(-0.01),
                         source="Fig. 2",
                         note="acc(HBP k=4) - acc(BP)",
@@ -169,7 +159,7 @@ def declared(cfg: Config) -> list[Declared]:
                         f"lm_{cell}_hbp_k{k}_beats_fpi",
                         f"Highway-BP beats FPI at the same k={k} with a loss at every step "
                         f"(char-level {cell.upper()} LM, bits per char; Fig. 4)",
-                        metric=_difference(f"lm.{cell}.bpc.fpi_k{k}", f"lm.{cell}.bpc.hbp_k{k}"),
+                        metric=difference(f"lm.{cell}.bpc.fpi_k{k}", f"lm.{cell}.bpc.hbp_k{k}"),
                         check=Above(0),
                         source="Fig. 4",
                         note=f"bpc(FPI k={k}) - bpc(HBP k={k})",
@@ -187,7 +177,7 @@ def _gru(cfg: Config) -> list[Declared]:
         Declared(
             f"gru_hbp_k{g}_beats_fpi",
             f"Highway-BP beats fixed-point iteration at the same k={g} (GRU, loss at the end; Fig. 4)",
-            metric=_difference(f"gru.acc.hbp_k{g}", f"gru.acc.fpi_k{g}"),
+            metric=difference(f"gru.acc.hbp_k{g}", f"gru.acc.fpi_k{g}"),
             check=AtLeast(0.08),
             source="Fig. 4",
             note=f"acc(HBP k={g}) - acc(FPI k={g})",
@@ -211,7 +201,7 @@ def _gru(cfg: Config) -> list[Declared]:
             Declared(
                 f"gru_hbp_k{g}_near_bptt",
                 f"Highway-BP at k={g} reaches BPTT accuracy, mean over seeds (pixel-CIFAR GRU in the paper; Fig. 4)",
-                metric=_difference(f"gru.acc.hbp_k{g}", "gru.acc.bptt"),
+                metric=difference(f"gru.acc.hbp_k{g}", "gru.acc.bptt"),
                 check=AtLeast(-0.05),
                 source="Fig. 4",
                 note=f"acc(HBP k={g}) - acc(BPTT)",  # reported: see the README's per-seed analysis
@@ -253,7 +243,7 @@ def _transformer(cfg: Config) -> list[Declared]:
         Declared(
             "transformer_low_k_higher_loss",
             f"With a low k the Transformer converges to a higher loss than BP (k={fixed}; Fig. 3)",
-            metric=_difference(f"transformer.bpc.hbp_k{fixed}", "transformer.bpc.bp"),
+            metric=difference(f"transformer.bpc.hbp_k{fixed}", "transformer.bpc.bp"),
             check=Above(0),
             source="Fig. 3",
             note=f"bpc(HBP k={fixed}) - bpc(BP)",
@@ -268,7 +258,7 @@ def _transformer(cfg: Config) -> list[Declared]:
         Declared(
             "transformer_cosine_k0_falls_in_training",
             "The k=0 cosine to the true gradient is lower after training than at init (BP-trained weights; Fig. 6)",
-            metric=_difference("transformer.cosine_end.bp.0", "transformer.cosine_init.0"),
+            metric=difference("transformer.cosine_end.bp.0", "transformer.cosine_init.0"),
             check=Below(0),
             source="Fig. 6",
             note="cos_end(k=0) - cos_init(k=0)",

@@ -4,45 +4,31 @@ from the config; gated claims are asserted by the tests, the others are reported
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from iclr25.influence_selection.config import Config
-from iclr25.shared.claims import Above, AtLeast, AtMost, Below, Declared, Measured, Rule, lookup
+from iclr25.shared.claims import (
+    Above,
+    AtLeast,
+    AtMost,
+    Below,
+    Declared,
+    Measured,
+    Rule,
+    difference,
+    lookup,
+    rounded,
+)
 
 # Numbers read in the paper (Tables 1, 2 and 8).
 PAPER_TABLE1 = {5: (23, 96.22, 95.77), 10: (28, 96.20, 94.84), 20: (30, 96.23, 93.36)}  # wins/30, acc FI, acc IV
 PAPER_TABLE2 = {5: (17, 89.90, 87.50), 10: (17, 90.24, 88.02), 20: (15, 90.32, 87.80)}  # wins/20, acc FI, acc IV
 PAPER_TABLE8_MNIST_S = (1225, 396)  # seconds: exact FI, subsampled FI + random forest
 
-Metric = Callable[[dict[str, Any], Config], Measured]
-
 
 def number(x: Any) -> Any:
     """A metric value as a number ("nan" / "inf", as results.json stores them, as floats)."""
     return float(x) if isinstance(x, str) else x
-
-
-def difference(a: str, b: str, digits: int) -> Metric:
-    """A metric function: the value at path `a` minus the value at path `b`, shown to `digits` decimals."""
-
-    def diff(m: dict[str, Any], cfg: Config) -> Measured:
-        d = number(lookup(m, a)) - number(lookup(m, b))
-        return Measured(round(d, digits), d)
-
-    diff.__name__ = f"difference({a}, {b})"
-    return diff
-
-
-def rounded(path: str, digits: int) -> Metric:
-    """A metric function: the value at `path`, shown to `digits` decimals (tested unrounded)."""
-
-    def value(m: dict[str, Any], cfg: Config) -> Measured:
-        x = number(lookup(m, path))
-        return Measured(round(x, digits), x)
-
-    value.__name__ = f"rounded({path}, {digits})"
-    return value
 
 
 def linear_wins_b20(m: dict[str, Any], cfg: Config) -> Measured:

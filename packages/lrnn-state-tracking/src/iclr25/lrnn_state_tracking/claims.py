@@ -12,11 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 from iclr25.lrnn_state_tracking.config import Config, grid_cells
-from iclr25.shared.claims import AtLeast, AtMost, Declared, IsTrue, Measured, Rule, lookup
+from iclr25.shared.claims import AtLeast, AtMost, Declared, IsTrue, Measured, MetricFunction, Rule, lookup
 
 __all__ = ["declared", "study_declared"]
 
-Metric = Callable[[dict[str, Any], Config], Measured]
 
 # Table 3 of the paper (v5): scaled accuracy, best of 3 seeds, test lengths 40–256.
 PAPER_TABLE3: dict[tuple[str, str], dict[str, float]] = {
@@ -30,7 +29,7 @@ PAPER_TABLE3: dict[tuple[str, str], dict[str, float]] = {
 THEORY_CHECKS = 6  # the constructions `experiments.theory_checks` verifies, each exact in the paper (§4)
 
 
-def best_seed(path: str) -> Metric:
+def best_seed(path: str) -> MetricFunction:
     """The metric "best seed at `path`": the largest of its per-seed values, shown to 4 digits, tested unrounded."""
 
     def best(m: dict[str, Any], cfg: Config) -> Measured:
@@ -41,7 +40,7 @@ def best_seed(path: str) -> Metric:
     return best
 
 
-def speedup(path: str) -> Metric:
+def speedup(path: str) -> MetricFunction:
     """The speed-up at `path`, shown to 2 digits, tested unrounded."""
 
     def ratio(m: dict[str, Any], cfg: Config) -> Measured:

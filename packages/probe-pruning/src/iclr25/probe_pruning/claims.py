@@ -10,7 +10,7 @@ from typing import Any
 
 from iclr25.probe_pruning.config import Config
 from iclr25.probe_pruning.experiments import FULL_METHODS, PRUNED
-from iclr25.shared.claims import AtMost, Below, Declared, Measured, MissingMetric, Near, Rule, lookup
+from iclr25.shared.claims import AtMost, Below, Declared, Measured, MissingMetric, Near, Rule, rounded
 
 # Table 2 of the paper (WikiText2 PPL, LLaMA-2-7B), for the full preset
 PAPER_TABLE2 = {
@@ -48,17 +48,6 @@ def ppl_ratio(k: int, domain: str, num: str, den: str) -> Callable[[dict[str, An
 
     ratio.__name__ = f"ppl_ratio(model {k}, {domain}: {num} / {den})"
     return ratio
-
-
-def rounded(path: str, digits: int) -> Callable[[dict[str, Any], Config], Measured]:
-    """A metric function: the value at `path`, shown to `digits` decimals (tested unrounded)."""
-
-    def value(m: dict[str, Any], cfg: Config) -> Measured:
-        x = float(lookup(m, path))
-        return Measured(round(x, digits), x)
-
-    value.__name__ = f"rounded({path}, {digits})"
-    return value
 
 
 def latency_ratio(m: dict[str, Any], cfg: Config) -> Measured:

@@ -11,20 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 from iclr25.sa_gfn.config import Config
-from iclr25.shared.claims import Above, AtLeast, AtMost, Declared, Measured, Near, Rule, lookup
+from iclr25.shared.claims import Above, AtLeast, AtMost, Declared, Measured, Near, Rule, lookup, rounded
 
 LOG_Z_8X8 = math.log(22.4)  # log Z of the standard 8x8 grid with R0 = 0.1 (sum of R over the 64 states)
-
-
-def _rounded(path: str, digits: int) -> Callable[[dict[str, Any], Config], Measured]:
-    """A metric function: the value at `path`, shown rounded to `digits` and tested unrounded."""
-
-    def metric(m: dict[str, Any], cfg: Config) -> Measured:
-        value = lookup(m, path)
-        return Measured(round(float(value), digits), value)
-
-    metric.__name__ = metric.__qualname__ = f"rounded({path}, {digits})"  # what `iclr25 claims` shows
-    return metric
 
 
 def _tv_gap(method: str) -> Callable[[dict[str, Any], Config], Measured]:
@@ -70,7 +59,7 @@ def declared(cfg: Config) -> list[Declared]:
             f"correct_{obj}_l1",
             f"{obj.upper()} reaches exact l1_mean <= {bound:g} on the {h}x{h} standard grid (R0={cfg.correctness_R0}) "
             f"in {cfg.correctness_iters} iterations",
-            metric=_rounded(f"correct/{obj}.l1_mean", 6),
+            metric=rounded(f"correct/{obj}.l1_mean", 6),
             check=AtMost(bound),
             paper=f"<= {bound:g} (spec bound)",
             gated=True,
@@ -82,7 +71,7 @@ def declared(cfg: Config) -> list[Declared]:
             Declared(
                 "correct_tb_log_z",
                 "TB's learned log Z matches log 22.4 = 3.1091 on the 8x8 grid",
-                metric=_rounded("correct/tb.log_Z", 4),
+                metric=rounded("correct/tb.log_Z", 4),
                 check=Near(LOG_Z_8X8, 0.05),
                 paper=round(LOG_Z_8X8, 4),
                 source="hypergrid reward (Sec. 4; Z = sum of R, exact)",
@@ -94,7 +83,7 @@ def declared(cfg: Config) -> list[Declared]:
             Declared(
                 "sagfn_zero_intrinsic_l1",
                 "SA-GFN with zero intrinsic reward (c = 0): the Behavior net still converges to R/Z",
-                metric=_rounded("correct/sagfn-c0.l1_mean", 6),
+                metric=rounded("correct/sagfn-c0.l1_mean", 6),
                 check=AtMost(bound),
                 paper="converges (decoupling keeps the target)",
                 source="Abstract",
@@ -171,7 +160,7 @@ def _decoupling_claims(cfg: Config) -> list[Declared]:
         Declared(
             "decoupled_behavior_l1",
             f"the Behavior net reaches exact l1_mean <= {bound:g} although the Sibling chases a frozen bonus ({where})",
-            metric=_rounded("decouple/decoupled.l1_mean", 6),
+            metric=rounded("decouple/decoupled.l1_mean", 6),
             check=AtMost(bound),
             paper="Behavior unbiased (decoupling keeps the target)",
             source="Abstract",
@@ -193,7 +182,7 @@ def _decoupling_claims(cfg: Config) -> list[Declared]:
             "decoupled_sibling_far_early",
             f"early in training (10% of the iterations) the Sibling's L1 distance to R/Z is >= 2x the Behavior's "
             f"({where})",
-            metric=_rounded("decouple/decoupled.early.early_ratio", 3),
+            metric=rounded("decouple/decoupled.early.early_ratio", 3),
             check=AtLeast(2.0),
             paper="Sibling explores, Behavior follows R (Sec. 3)",
             source="Sec. 3",
@@ -203,7 +192,7 @@ def _decoupling_claims(cfg: Config) -> list[Declared]:
             "coupled_ablation_biased",
             f"coupled ablation (the Behavior keeps the Sibling's reward on the Sibling's trajectories): l1_mean above "
             f"the bound ({where})",
-            metric=_rounded("decouple/coupled.l1_mean", 6),
+            metric=rounded("decouple/coupled.l1_mean", 6),
             check=Above(bound),
             paper="coupling biases the sampler (abstract)",
             source="Abstract",

@@ -7,11 +7,10 @@ claims are provisional (gated only with `learned_gates`); the mask-ratio compari
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 from iclr25.seq2exp.config import Config
-from iclr25.shared.claims import AtLeast, AtMost, Below, Between, Declared, Measured, Rule, lookup
+from iclr25.shared.claims import AtLeast, AtMost, Below, Between, Declared, Measured, MetricFunction, Rule, lookup
 
 # The paper's K562 test MSE (Table 1: Caduceus = seq, Caduceus w/ signals = seq-signal, Seq2Exp-soft; Table 2:
 # Seq2Exp-hard and the MACS3 mask) and mask ratios (Table 2).
@@ -24,8 +23,6 @@ PAPER_K562_MSE = {
 }
 PAPER_K562_MASK_RATIO = {"seq2exp-hard": 0.0688, "macs-mask": 0.1361}
 PLANTED_BOXES = 5  # boxes planted on each caller-check track (spec §9.5)
-
-Metric = Callable[[dict[str, Any], Config], Measured]
 
 
 def _summary(m: dict[str, Any], key: str) -> float:
@@ -49,7 +46,7 @@ def _rare_and_nested(value: tuple[float, bool]) -> bool:
     return worst < 0.01 and subset
 
 
-def _mse_reduction(model: str) -> Metric:
+def _mse_reduction(model: str) -> MetricFunction:
     """A metric function: 1 - MSE(model) / MSE(seq-only), the relative test-MSE reduction over seq-only."""
 
     def metric(m: dict[str, Any], cfg: Config) -> Measured:

@@ -11,12 +11,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from iclr25.shared.claims import Above, AtLeast, AtMost, Declared, IsTrue, Measured, Rule, lookup
+from iclr25.shared.claims import Above, AtLeast, AtMost, Declared, IsTrue, Measured, MetricFunction, Rule, lookup
 from iclr25.siu_bioactivity.config import Config
 
 REAL_NETWORKS = ("unimol", "gcn")  # the networks `training.run_real` trains per split, each with a pocket-only twin
-
-Metric = Callable[[dict[str, Any], Config], Measured]
 
 
 # ------------------------------------------------------------------------------- values over seeds
@@ -43,7 +41,7 @@ def _highest(vals: list[float]) -> float:
     return math.nan if any(math.isnan(v) for v in vals) else max(vals, default=-math.inf)
 
 
-def _over_seeds(path: str, worst: Callable[[list[float]], float] = _lowest) -> Metric:
+def _over_seeds(path: str, worst: Callable[[list[float]], float] = _lowest) -> MetricFunction:
     """A metric function: the value at `path` on every seed, shown as min..max, tested at its worst seed."""
 
     def metric(m: dict[str, Any], cfg: Config) -> Measured:
@@ -54,7 +52,7 @@ def _over_seeds(path: str, worst: Callable[[list[float]], float] = _lowest) -> M
     return metric
 
 
-def _gap_over_seeds(a: str, b: str, worst: Callable[[list[float]], float] = _lowest) -> Metric:
+def _gap_over_seeds(a: str, b: str, worst: Callable[[list[float]], float] = _lowest) -> MetricFunction:
     """A metric function: value at `a` minus value at `b` on every seed, shown as min..max, tested at its worst."""
 
     def metric(m: dict[str, Any], cfg: Config) -> Measured:
@@ -65,7 +63,7 @@ def _gap_over_seeds(a: str, b: str, worst: Callable[[list[float]], float] = _low
     return metric
 
 
-def _abs_gap_over_seeds(a: str, b: str) -> Metric:
+def _abs_gap_over_seeds(a: str, b: str) -> MetricFunction:
     """A metric function: `a` minus `b` on every seed, shown as min..max, tested at its largest |value|."""
 
     def metric(m: dict[str, Any], cfg: Config) -> Measured:
@@ -149,7 +147,7 @@ def _real_star(ev: dict[str, dict[str, Any]], key: str) -> float:
     return float(np.mean(vals)) if vals else float("nan")
 
 
-def _real_pocket_only_undefined(split: str) -> Metric:
+def _real_pocket_only_undefined(split: str) -> MetricFunction:
     """A metric function: whether each pocket-only network's Pearson* is NaN for every labelled type."""
 
     def metric(m: dict[str, Any], cfg: Config) -> Measured:
@@ -163,7 +161,7 @@ def _real_pocket_only_undefined(split: str) -> Metric:
     return metric
 
 
-def _real_pearson_star(split: str, net: str) -> Metric:
+def _real_pearson_star(split: str, net: str) -> MetricFunction:
     """A metric function: the network's pocket+ligand Pearson* on test.lmdb (mean over the labelled types)."""
 
     def metric(m: dict[str, Any], cfg: Config) -> Measured:
@@ -174,7 +172,7 @@ def _real_pearson_star(split: str, net: str) -> Metric:
     return metric
 
 
-def _real_global_gap(split: str, net: str) -> Metric:
+def _real_global_gap(split: str, net: str) -> MetricFunction:
     """A metric function: global Pearson of the network minus that of its pocket-only twin (the old metric)."""
 
     def metric(m: dict[str, Any], cfg: Config) -> Measured:

@@ -10,10 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from iclr25.shared.claims import AtMost, Declared, Measured, Rule, lookup
+from iclr25.shared.claims import AtMost, Declared, Measured, MetricFunction, Rule, lookup
 from iclr25.tsc_net.config import PRESETS, Config
-
-Metric = Callable[[dict[str, Any], Config], Measured]
 
 
 def below(pair: tuple[float, float]) -> bool:
@@ -26,7 +24,7 @@ def at_most(pair: tuple[float, float]) -> bool:
     return pair[0] <= pair[1]
 
 
-def _value_vs(ours: str, other: str, digits: int) -> Metric:
+def _value_vs(ours: str, other: str, digits: int) -> MetricFunction:
     """The value at `ours` (rounded to `digits` when shown), tested against the value at `other`."""
 
     def value_vs(m: dict[str, Any], cfg: Config) -> Measured:
@@ -37,7 +35,7 @@ def _value_vs(ours: str, other: str, digits: int) -> Metric:
     return value_vs
 
 
-def _ratio_vs(ours: str, other: str, factor: str) -> Metric:
+def _ratio_vs(ours: str, other: str, factor: str) -> MetricFunction:
     """ours / other (to 4 decimals) shown; ours tested against `cfg.<factor>` x other."""
 
     def ratio_vs(m: dict[str, Any], cfg: Config) -> Measured:
