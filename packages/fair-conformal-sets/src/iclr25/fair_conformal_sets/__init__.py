@@ -5,7 +5,7 @@ sets can widen the gap, so the paper recommends equalizing set size. Public name
 importing this package imports neither numpy nor torch. Modules: `scores` (LAC, APS, RAPS, SAPS), `calibrate`
 (marginal, Mondrian, Equalized Set Size), `sets` (Top-k, Average-k), `predictor` (fit / predict_set),
 `metrics`, `decision` (simulated decision-maker), `fcpd` (human-study re-analysis), `gee` (clustered logistic
-GEE), `data`, `reference`,
+GEE), `validity` (one ESS validity repetition), `data`, `reference`,
 `experiments` (the measurements), `claims` (the claims, as data), `config`, `reproduce` (the plan), `cli`.
 """
 

@@ -62,6 +62,7 @@ MAX_REPS = 1_000_000  # repetitions of the validity check
 MAX_MC_TRIALS = 10_000_000  # Monte-Carlo trials, drawn at once
 MAX_PEOPLE = 100_000  # simulated participants, trials per participant, tuning trials
 MAX_BOOT = 1_000_000  # bootstrap resamples
+MAX_WORKERS = 1024  # worker processes
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,9 @@ class Config(Validated):
     npz_dir: OutputsDir = ""  # folder with bios.npz / facet.npz / ravdess.npz model outputs; "" = skip
     # random-search trials for (T, lam, k_reg) on the real tasks (official: 50 TPE trials)
     hpo_trials: Annotated[int, AtLeast(0), AtMost(MAX_PEOPLE)] = 50
+    # processes for the synthetic seeds and the validity repetitions (each draws from its own seeded generator,
+    # so every value is the same for any number); 1 runs them in this process
+    workers: Annotated[int, AtLeast(1), AtMost(MAX_WORKERS)] = 1
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -8,14 +8,16 @@ Coverage and size are reported before empty-set filling; the decision model uses
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from iclr25.fair_conformal_sets import calibrate, data, fcpd, metrics, scores, sets
+from iclr25.fair_conformal_sets import calibrate, data, fcpd, metrics, scores, sets, validity
 from iclr25.fair_conformal_sets.config import Config
 from iclr25.fair_conformal_sets.decision import SimulatedDecisionMaker
+from iclr25.shared.parallel import map_in_processes
 from iclr25.shared.run import Run
 
 CONFORMAL = ("marginal", "mondrian", "ess")
@@ -121,18 +123,12 @@ def aggregate(per_seed: list[dict[str, Any]], cfg: Config) -> dict[str, Any]:
 
 
 def ess_validity(cfg: Config, base_seed: int) -> dict[str, Any]:
-    """Exact-validity check of two-split ESS at small n: mean test coverage over repetitions (LAC)."""
-    cover = np.empty(cfg.validity_reps)
-    for rep in range(cfg.validity_reps):
-        rng = np.random.default_rng([base_seed, 17, rep])
-        d = data.synthetic(cfg.validity_n_cal + cfg.validity_n_test, rng, K=cfg.K, strengths=cfg.strengths)
-        S = scores.lac(d.probs())
-        c, t = slice(0, cfg.validity_n_cal), slice(cfg.validity_n_cal, None)
-        C = calibrate.equalized_set_size(
-            S[c], d.labels[c], d.groups[c], S[t], d.groups[t], cfg.alpha,
-            split=cfg.ess_split, grid_size=cfg.ess_grid, variant=cfg.ess_variant, rng=rng,
-        )  # fmt: skip
-        cover[rep] = metrics.covered(C, d.labels[t]).mean()
+    """Exact-validity check of two-split ESS at small n: mean test coverage over repetitions (LAC), in
+    `cfg.workers` processes (each repetition has its own generator: the same numbers for any count)."""
+    kw = {"n_cal": cfg.validity_n_cal, "n_test": cfg.validity_n_test, "K": cfg.K, "strengths": cfg.strengths}
+    kw |= {"alpha": cfg.alpha, "split": cfg.ess_split, "grid_size": cfg.ess_grid, "variant": cfg.ess_variant}
+    rep = partial(validity.ess_coverage, base_seed=base_seed, **kw)
+    cover = np.array(map_in_processes(rep, range(cfg.validity_reps), cfg.workers, desc="ESS validity", unit="rep"))
     return {
         "mean_coverage": float(cover.mean()) if len(cover) else float("nan"),
         "se": float(cover.std(ddof=1) / np.sqrt(len(cover))) if len(cover) > 1 else float("nan"),
@@ -297,13 +293,15 @@ def measure(cfg: Config, run: Run | None = None, seed: int = 0) -> dict[str, Any
     """Run every part of the reproduction and return its metrics (no judging)."""
     out: dict[str, Any] = {}
     t0 = time.perf_counter()
+
+    def log(i: int, row: dict[str, Any]) -> None:  # each seed's coverages and set sizes, as they are measured
+        if run is not None:
+            run.log_scalars(row, step=seed + i, prefix="synthetic/")
+
     seeds = range(seed, seed + cfg.seeds)
-    loop = run.progress(seeds, desc="synthetic seeds", unit="seed") if run else seeds
-    per_seed = []
-    for s in loop:
-        per_seed.append(one_seed(cfg, s))
-        if run is not None:  # each seed's coverages and set sizes, as they are measured
-            run.log_scalars(per_seed[-1], step=s, prefix="synthetic/")
+    per_seed = map_in_processes(
+        partial(one_seed, cfg), seeds, cfg.workers, desc="synthetic seeds", unit="seed", on_result=log
+    )
     t_syn = time.perf_counter() - t0
     out["synthetic"] = aggregate(per_seed, cfg)
     treatments = len(cfg.scores) * len(CONFORMAL) + len(BASELINES)
