@@ -4,7 +4,7 @@ Online, batch-wise structured pruning of LLaMA/OPT attention heads and MLP chann
 largest-residual tokens runs a block's first stage, its statistics are fused with history, PPsp scores pick the
 units and the batch runs on the sliced weights. Public names load lazily (importing the package imports no torch).
 Modules: `model` (LLaMA/OPT blocks, HF names), `hf_io`, `pruning` (the method), `baselines` (Wanda-sp, FLAP),
-`reference`, `data`, `training`, `config`, `experiments` (the studies), `claims` (the claims as data),
+`reference`, `sharding` (a model split over several GPUs), `data`, `training`, `config`, `experiments` (the studies), `claims` (the claims as data),
 `reproduce` (the plan), `cli`.
 """
 
@@ -47,6 +47,10 @@ if TYPE_CHECKING:  # the public API: real imports for type checkers, loaded lazi
     from iclr25.probe_pruning.pruning import ppsp_head_scores
     from iclr25.probe_pruning.pruning import ppsp_mlp_scores
     from iclr25.probe_pruning.pruning import select_probe
+    from iclr25.probe_pruning.sharding import DevicePlan
+    from iclr25.probe_pruning.sharding import plan_device_map
+    from iclr25.probe_pruning.sharding import plan_model
+    from iclr25.probe_pruning.sharding import shard_model
     from iclr25.probe_pruning.training import train_tiny
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, __file__, "PAPER")

@@ -55,9 +55,12 @@ def flap_global_ratios(
 ) -> dict[tuple[int, str], Tensor]:
     """Global adaptive structure: z-score each block's channel scores, score heads by the mean z of their channels,
     rank every unit of every block together and keep the best until the kept cost reaches (1 - ratio) of the
-    total (a head costs `head_cost`, a channel 1). Returns the sorted kept indices per block (at least one)."""
+    total (a head costs `head_cost`, a channel 1). Returns the sorted kept indices per block (at least one), on the
+    device of the first block's scores: the blocks of a model split over several GPUs are ranked together there."""
     units, costs, owners, index = [], [], [], []
+    device = next(iter(scores.values())).device
     for key, s in scores.items():
+        s = s.to(device)
         z = (s - s.mean()) / (s.std() + 1e-12)
         if key[1] == "attn":
             z = z.view(n_heads, -1).mean(1)

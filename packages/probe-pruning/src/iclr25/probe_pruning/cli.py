@@ -1,6 +1,6 @@
 """`iclr25-probe-pruning`: reproduce the claims, train the tiny model, prune and evaluate a local HF checkpoint.
 
-    iclr25-probe-pruning reproduce --scale ci|quick|full [key=value ...]
+    iclr25-probe-pruning reproduce --scale ci|quick|full [--devices N] [--max-memory 40GiB] [key=value ...]
     iclr25-probe-pruning train-tiny --out runs/tiny --steps 700
     iclr25-probe-pruning prune --model runs/tiny/model --ratio 0.4 --method pp --skip-layers 0 --round-multiple 8
     iclr25-probe-pruning eval --model runs/tiny/model [--data wiki.test.raw --tokenizer tokenizer.json]
@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 
 from iclr25.probe_pruning.config import PRESETS, PruneConfig, TrainConfig
+from iclr25.probe_pruning.sharding import MAX_DEVICES
 from iclr25.shared.cli import (
     CliError,
     add_config_args,
@@ -26,6 +27,7 @@ from iclr25.shared.cli import (
     package_main,
 )
 from iclr25.shared.run import DEVICES
+from iclr25.shared.validate import int_in
 
 SLUG = "probe-pruning"
 PROG = f"iclr25-{SLUG}"
@@ -45,6 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the ci/quick/full reproduction and print the claims table")
     add_run_args(rep, scales=tuple(PRESETS), presets=PRESETS)
+    rep.add_argument(
+        "--devices", dest="split_devices", type=int_in(1, MAX_DEVICES), metavar="N",
+        help="CUDA GPUs the model's decoder layers are split over (the config key devices=N)",
+    )  # fmt: skip
+    rep.add_argument(
+        "--max-memory", dest="split_max_memory", metavar="SIZE",
+        help="weight budget per GPU, e.g. 40GiB or 20GiB,40GiB (the config key max_memory=SIZE)",
+    )  # fmt: skip
     tr = sub.add_parser("train-tiny", help="train the tiny byte-level LLaMA and save it as an HF folder")
     add_config_args(tr, TrainConfig())
     _verb_flags(tr)
@@ -56,6 +66,26 @@ def build_parser() -> argparse.ArgumentParser:
         add_config_args(verb, PruneConfig(), exclude=("method",) if name == "eval" else ())
         _verb_flags(verb)
     return parser
+
+
+def check_devices(devices: int, device: str) -> None:
+    """Refuse a split over more GPUs than the run's device offers, before any run folder or weight."""
+    if devices > 1:
+        from iclr25.probe_pruning.sharding import cuda_devices
+        from iclr25.shared.device import pick_device
+
+        cuda_devices(devices, pick_device(device))
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from iclr25.shared.cli import build_config, reproduce_command
+
+    for key, value in (("devices", args.split_devices), ("max_memory", args.split_max_memory)):
+        if value is not None:
+            args.overrides.append(f"{key}={value}")
+    config = build_config(PRESETS[args.scale], args.config, args.overrides)  # bad values: one line, nothing made
+    check_devices(config.devices, args.device)
+    return reproduce_command(SLUG, args, "iclr25.probe_pruning.reproduce:run", PRESETS)
 
 
 def _device(name: str) -> str:
@@ -97,13 +127,15 @@ def _prune(args: argparse.Namespace, command: str) -> int:
     if not cfg.model:
         raise CliError("--model is required (a folder with config.json and safetensors or pytorch_model.bin)")
     out = check_verb_flags(args, SLUG, command, "user")
+    check_devices(cfg.devices, args.device)
     device = _device(args.device)
     import torch
 
     from iclr25.probe_pruning import data, hf_io
     from iclr25.probe_pruning.config import Config
-    from iclr25.probe_pruning.experiments import make_pruner
+    from iclr25.probe_pruning.experiments import make_pruner, place_model
     from iclr25.probe_pruning.pruning import collect_stats, evaluate_ppl
+    from iclr25.probe_pruning.reproduce import check_split
     from iclr25.shared.results import atomic_write_json
     from iclr25.shared.run import open_run_folder
 
@@ -111,7 +143,13 @@ def _prune(args: argparse.Namespace, command: str) -> int:
     tokenize = data.load_tokenizer(cfg.tokenizer) if cfg.tokenizer else None
     text = data.load_wikitext(cfg.data) if cfg.data else None
     c4_docs = data.read_c4(cfg.calib) if cfg.calib and cfg.method != "dense" else None
-    model = hf_io.from_pretrained_dir(cfg.model).to(device)
+    rc = Config(
+        ratio=cfg.ratio, skip_layers=cfg.skip_layers, round_multiple=cfg.round_multiple, probe_seq=cfg.probe_seq,
+        probe_bsz=cfg.probe_bsz, ema=cfg.ema, fusion=cfg.fusion, model_dir=cfg.model, devices=cfg.devices,
+        max_memory=cfg.max_memory,
+    )  # fmt: skip
+    check_split(rc)  # more GPUs than layers, or weights over the budgets: refused before the weights are read
+    model = place_model(hf_io.from_pretrained_dir(cfg.model), rc, device)
     n_layers = model.cfg.num_hidden_layers
     bad_skip = any(s >= n_layers for s in cfg.skip_layers) or len(set(cfg.skip_layers)) >= n_layers
     if cfg.method != "dense" and bad_skip:
@@ -126,6 +164,8 @@ def _prune(args: argparse.Namespace, command: str) -> int:
     evals = data.batches(data.random_windows(tokens, cfg.batches * cfg.batch, cfg.seq_len, args.seed), cfg.batch)
     evals = [b.to(device) for b in evals]
     settings: dict = {"config": {**cfg.__dict__}, "seed": args.seed, "device": device}
+    if getattr(model, "device_plan", None) is not None:
+        settings["device_map"] = model.device_plan.to_dict()
     result: dict = {"dense_ppl": evaluate_ppl(model, evals)}
     if cfg.method != "dense":
         if c4_docs is not None:
@@ -136,10 +176,6 @@ def _prune(args: argparse.Namespace, command: str) -> int:
         layers = tuple(i for i in range(n_layers) if i not in cfg.skip_layers)
         with torch.no_grad():
             stats = collect_stats(model, [b.to(device) for b in data.batches(calib, cfg.batch)], layers)
-        rc = Config(
-            ratio=cfg.ratio, skip_layers=cfg.skip_layers, round_multiple=cfg.round_multiple, probe_seq=cfg.probe_seq,
-            probe_bsz=cfg.probe_bsz, ema=cfg.ema, fusion=cfg.fusion, model_dir=cfg.model,
-        )  # fmt: skip
         extra = {"log_probes": True} if cfg.method in ("pp", "fullbatch", "random", "inverted") else {}
         runner = make_pruner(model, cfg.method, rc, stats, args.seed, **extra)
         result[f"{cfg.method}_ppl"] = evaluate_ppl(runner, evals)
@@ -160,7 +196,12 @@ def _prune(args: argparse.Namespace, command: str) -> int:
 main = package_main(
     PROG,
     build_parser,
-    {"train-tiny": _train, "prune": partial(_prune, command="prune"), "eval": partial(_prune, command="eval")},
+    {
+        "reproduce": _reproduce,
+        "train-tiny": _train,
+        "prune": partial(_prune, command="prune"),
+        "eval": partial(_prune, command="eval"),
+    },
 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
+from iclr25.probe_pruning.sharding import MAX_DEVICES, parse_max_memory, parse_memory
 from iclr25.shared.validate import (
     AtLeast,
     AtMost,
@@ -50,6 +51,20 @@ def _check_fusion_field(name: str, value: Any) -> None:
     """`check_fusion` as a field rule (its message names the `fusion` field)."""
     check_fusion(value)
 
+
+def _check_memory_field(name: str, value: Any) -> None:
+    """A per-device weight budget: "" (none), "40GiB" (every device) or "20GiB,40GiB" (one per device)."""
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a memory size such as 40GiB, got {value!r}")
+    if value.strip():
+        for part in value.split(","):
+            try:
+                parse_memory(part)
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}") from None
+
+
+_Memory = Annotated[str, Satisfies(_check_memory_field, '"" (none), 40GiB, or 20GiB,40GiB (one per device)', "40XB")]
 
 _Fusion = Annotated[
     str, Satisfies(_check_fusion_field, "scaled, probe_only, history_only or fixed:<rho in [0, 1]>", "fixed:2")
@@ -117,7 +132,12 @@ class Config(Validated):
     c4: Text = ""
     # extra ratios evaluated besides `ratio` (full: 0.2)
     ratios: Annotated[tuple[float, ...], Each(InRange(0.0, 0.95))] = ()
+    # weights' dtype on a GPU (CPU runs stay float32); full: float16, as the official code loads LLaMA-2
     dtype: Annotated[str, OneOf(("float32", "float16", "bfloat16"))] = "float32"
+    # scale out: the decoder layers split over this many CUDA GPUs (embeddings on the first, head on the last,
+    # contiguous blocks balanced by weight bytes; see sharding.py), under an optional per-device weight budget
+    devices: Annotated[int, AtLeast(1), AtMost(MAX_DEVICES)] = 1
+    max_memory: _Memory = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -127,6 +147,9 @@ class Config(Validated):
             raise ValueError(f"skip_layers must be < n_layers = {self.n_layers}, got {self.skip_layers}")
         if self.probe_seq == 0 or self.probe_bsz == 0:
             raise ValueError("probe_seq and probe_bsz must be > 0")
+        if self.devices > self.n_layers and not self.model_dir:
+            raise ValueError(f"devices={self.devices} exceeds the {self.n_layers} decoder layers of the model")
+        parse_max_memory(self.max_memory, self.devices)  # one budget, or one per device
 
 
 PRESETS: dict[str, Config] = {
@@ -184,11 +207,16 @@ class PruneConfig(Validated):
     calib_windows: Annotated[int, AtLeast(1), AtMost(MAX_WINDOWS)] = field(
         default=64, metadata={"help": "calibration windows"}
     )
+    devices: Annotated[int, AtLeast(1), AtMost(MAX_DEVICES)] = field(
+        default=1, metadata={"help": "CUDA GPUs the decoder layers are split over (contiguous blocks)"}
+    )
+    max_memory: _Memory = field(default="", metadata={"help": "weight budget per GPU, e.g. 40GiB or 20GiB,40GiB"})
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.probe_seq == 0 or self.probe_bsz == 0:
             raise ValueError("probe_seq and probe_bsz must be > 0")
+        parse_max_memory(self.max_memory, self.devices)  # one budget, or one per device
 
 
 @dataclass(frozen=True)

@@ -69,12 +69,39 @@ def _kept(pruner: Any) -> dict[str, int]:
     return {f"{i}.{k}": int(v.numel()) for (i, k), v in sorted(pruner.last_kept.items())}
 
 
+def place_model(model: Any, cfg: Config, device: str, dtype: Any = None) -> Any:
+    """`model` on `device`, or split over `cfg.devices` GPUs (sharding.py) under the `cfg.max_memory` budgets; the
+    plan is checked (devices, layers, budgets) before any weight moves."""
+    from iclr25.probe_pruning.sharding import cuda_devices, parse_max_memory, plan_model, shard_model
+
+    devices = cuda_devices(cfg.devices, device)
+    budgets = parse_max_memory(cfg.max_memory, cfg.devices)
+    if cfg.devices == 1 and budgets is None:
+        return model.to(device)
+    return shard_model(model, plan_model(model, devices, budgets, dtype))
+
+
+def _split_devices(runner: Any) -> tuple[Any, ...]:
+    model = getattr(runner, "model", runner)
+    return tuple(dict.fromkeys(model.layer_devices)) if getattr(model, "layer_devices", None) else ()
+
+
 def _timed_ppl(runner: Any, batches: list, device: str) -> tuple[float, float]:
-    """(PPL, seconds) of one pass over `batches` (CUDA events on a GPU)."""
+    """(PPL, seconds) of one pass over `batches` (CUDA events on a GPU; a model split over several GPUs: wall time
+    between synchronisations of all of them)."""
     import torch
 
     from iclr25.probe_pruning.pruning import evaluate_ppl
 
+    split = _split_devices(runner) if device == "cuda" else ()
+    if len(split) > 1:
+        for d in split:
+            torch.cuda.synchronize(d)
+        t0 = time.perf_counter()
+        ppl = evaluate_ppl(runner, batches)
+        for d in split:
+            torch.cuda.synchronize(d)
+        return ppl, time.perf_counter() - t0
     if device == "cuda":
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
@@ -114,6 +141,10 @@ def measure_tiny(cfg: Config, r: Any) -> tuple[dict, dict]:
     bar.update(cfg.seeds)
     bar.close()
     for k, (seed, (model, log)) in enumerate(zip(seeds, trained, strict=True)):
+        if cfg.devices > 1 or cfg.max_memory:  # a split copy (the trained model stays cached as it is)
+            import copy
+
+            model = place_model(copy.deepcopy(model), cfg, device)
         train_sps.append(log["train_samples_per_s"])
         calib = [b.to(device) for b in data.batches(data.random_windows(a_train, cfg.calib_windows, cfg.seq_len, seed + 101), cfg.calib_batch)]  # fmt: skip
         evals = {"B": data.batches(data.random_windows(b_test, n_eval, cfg.seq_len, seed + 202), cfg.eval_batch)}
@@ -202,7 +233,10 @@ def measure_full(cfg: Config, r: Any) -> tuple[dict, dict]:
 
     device = r.device
     dtype = getattr(torch, cfg.dtype) if device == "cuda" else torch.float32
-    model = hf_io.from_pretrained_dir(cfg.model_dir, dtype=dtype).to(device)
+    from iclr25.probe_pruning.sharding import cuda_devices
+
+    cuda_devices(cfg.devices, device)  # too many GPUs asked for: refused before the weights are read
+    model = place_model(hf_io.from_pretrained_dir(cfg.model_dir, dtype=dtype), cfg, device, dtype)
     tok_path = f"{cfg.model_dir}/tokenizer.json"
     tokenize = data.load_tokenizer(tok_path)
     if not cfg.wikitext or not cfg.c4:
@@ -216,7 +250,9 @@ def measure_full(cfg: Config, r: Any) -> tuple[dict, dict]:
     layers = tuple(i for i in range(model.cfg.num_hidden_layers) if i not in cfg.skip_layers)
     with torch.no_grad():
         stats = collect_stats(model, [b.to(device) for b in data.batches(calib, cfg.calib_batch)], layers)
-    metrics: dict[str, Any] = {"model": model.cfg.to_dict(), "eval_windows": int(windows.shape[0])}
+    metrics: dict[str, Any] = {"model": model.cfg.to_dict(), "eval_windows": int(windows.shape[0]), "dtype": str(dtype)}
+    if getattr(model, "device_plan", None) is not None:
+        metrics["device_map"] = model.device_plan.to_dict()
     dense_ppl, dense_t = _timed_ppl(model, evals, device)
     metrics["dense"] = {"ppl": dense_ppl, "seconds": dense_t}
     for ratio in (cfg.ratio, *cfg.ratios):

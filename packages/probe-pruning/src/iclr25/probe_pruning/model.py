@@ -268,9 +268,39 @@ class OPTBlock(DecoderBlock):
 
 
 class DecoderLM(nn.Module):
-    """A causal LM: `embed(ids)`, `layers`, `head(h)`; `forward(input_ids, labels=None) -> LMOutput`."""
+    """A causal LM: `embed(ids)`, `layers`, `head(h)`; `forward(input_ids, labels=None) -> LMOutput`.
+
+    Split over several devices by `sharding.shard_model` (embeddings on the first, contiguous blocks of layers, the
+    head on the last), the forward moves the hidden states at block boundaries (`to_layer`, `to_head`); unsplit,
+    those are no-ops."""
 
     cfg: ModelConfig
+    embed_device: torch.device | None = None  # set by `shard_model`
+    layer_devices: tuple[torch.device, ...] | None = None
+    head_device: torch.device | None = None
+
+    def embed_modules(self) -> list[nn.Module]:
+        """The modules `embed` uses (placed on the first device)."""
+        raise NotImplementedError
+
+    def head_modules(self) -> list[nn.Module]:
+        """The modules `head` uses (placed on the last device)."""
+        raise NotImplementedError
+
+    def to_embed(self, input_ids: Tensor) -> Tensor:
+        """Token ids on the embeddings' device."""
+        return input_ids if self.embed_device is None else input_ids.to(self.embed_device)
+
+    def to_layer(self, index: int, h: Tensor, positions: Tensor) -> tuple[Tensor, Tensor]:
+        """Hidden states and position ids on decoder layer `index`'s device (moved only at a block boundary)."""
+        if self.layer_devices is None:
+            return h, positions
+        device = self.layer_devices[index]
+        return h.to(device), positions.to(device)
+
+    def to_head(self, h: Tensor) -> Tensor:
+        """Hidden states on the head's device."""
+        return h if self.head_device is None else h.to(self.head_device)
 
     @property
     def layers(self) -> nn.ModuleList:
@@ -287,16 +317,20 @@ class DecoderLM(nn.Module):
 
     def forward(self, input_ids: Tensor, labels: Tensor | None = None) -> LMOutput:
         """Dense forward; `labels` (HF convention: shifted inside, -100 ignored) gives the mean loss."""
+        input_ids = self.to_embed(input_ids)
         h = self.embed(input_ids)
         positions = torch.arange(input_ids.shape[1], device=input_ids.device)
-        for layer in self.layers:
+        for i, layer in enumerate(self.layers):
+            h, positions = self.to_layer(i, h, positions)
             h = layer(h, positions)
-        logits = self.head(h)
+        logits = self.head(self.to_head(h))
         return LMOutput(logits, lm_loss(logits, labels) if labels is not None else None)
 
 
 def lm_loss(logits: Tensor, labels: Tensor) -> Tensor:
-    """Mean next-token cross-entropy (logits[:, :-1] predict labels[:, 1:]; -100 ignored), in float32."""
+    """Mean next-token cross-entropy (logits[:, :-1] predict labels[:, 1:]; -100 ignored), in float32 (labels are
+    moved to the logits' device: on a split model the ids sit with the embeddings, the logits with the head)."""
+    labels = labels.to(logits.device)
     return F.cross_entropy(logits[:, :-1].float().reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1))
 
 
@@ -319,6 +353,12 @@ class TinyLlama(DecoderLM):
     @property
     def layers(self) -> nn.ModuleList:
         return self.model.layers
+
+    def embed_modules(self) -> list[nn.Module]:
+        return [self.model.embed_tokens]
+
+    def head_modules(self) -> list[nn.Module]:
+        return [self.model.norm, self.lm_head]
 
     def embed(self, input_ids: Tensor) -> Tensor:
         return self.model.embed_tokens(input_ids)
@@ -351,6 +391,12 @@ class TinyOPT(DecoderLM):
     @property
     def layers(self) -> nn.ModuleList:
         return self.model.decoder.layers
+
+    def embed_modules(self) -> list[nn.Module]:
+        return [self.model.decoder.embed_tokens, self.model.decoder.embed_positions]
+
+    def head_modules(self) -> list[nn.Module]:
+        return [self.model.decoder.final_layer_norm, self.lm_head]
 
     def embed(self, input_ids: Tensor) -> Tensor:
         dec = self.model.decoder

@@ -188,9 +188,11 @@ class LayerwiseRunner:
     def forward(self, input_ids: Tensor) -> Tensor:
         """Logits (B, S, V) of the pruned model on one batch."""
         model = self.model
+        input_ids = model.to_embed(input_ids)
         h = model.embed(input_ids)
         pos = torch.arange(input_ids.shape[1], device=input_ids.device)
         for i, block in enumerate(model.layers):
+            h, pos = model.to_layer(i, h, pos)  # a split model: the next device at a block boundary
             for kind in KINDS:
                 x = block.attn_norm(h) if kind == "attn" else block.mlp_norm(h)
                 kept = self.keep(i, kind, block, h, x, pos) if self.pruned(i, kind) else None
@@ -205,7 +207,7 @@ class LayerwiseRunner:
                 self.observe(i, kind, kept, z)
                 h = h + (y + self.compensate(i, kind, kept) if kept is not None else y)
         self.after_batch()
-        return model.head(h)
+        return model.head(model.to_head(h))
 
     __call__ = forward
 

@@ -28,7 +28,36 @@ def _check_full_files(scale: str, config: Config) -> None:
         )
 
 
-@reproduction(SLUG, PRESETS, check=_check_full_files)
+def check_split(config: Config) -> None:
+    """A split over `devices` GPUs (or a `max_memory` budget) that cannot work is refused before any weight is read:
+    more devices than decoder layers, budgets the weights do not fit (the model's config only, on the meta device)."""
+    if config.devices == 1 and not config.max_memory:
+        return
+    import torch
+
+    from iclr25.probe_pruning.model import ModelConfig
+    from iclr25.probe_pruning.sharding import parse_max_memory, plan_config
+
+    if config.model_dir:
+        from iclr25.probe_pruning.hf_io import read_config
+
+        model_cfg, dtype = read_config(config.model_dir), getattr(torch, config.dtype)
+    else:
+        model_cfg = ModelConfig(
+            vocab_size=256, hidden_size=config.d_model, num_hidden_layers=config.n_layers,
+            num_attention_heads=config.n_heads, num_key_value_heads=config.n_heads, intermediate_size=config.d_ff,
+        )  # fmt: skip
+        dtype = torch.float32
+    budgets = parse_max_memory(config.max_memory, config.devices)
+    plan_config(model_cfg, [f"device {i}" for i in range(config.devices)], budgets, dtype)
+
+
+def _check(scale: str, config: Config) -> None:
+    _check_full_files(scale, config)
+    check_split(config)
+
+
+@reproduction(SLUG, PRESETS, check=_check)
 def run(r: Run) -> Report:
     """Run the `scale` preset (or `config`), write results.json/report.md/figures into `out`, return the report."""
     cfg: Config = r.config

@@ -118,12 +118,10 @@ def train_seeds(
     keys = {s: _key(domains, *(full[n] for n in names), s, device) for s in seeds}
     todo = [s for s in seeds if keys[s] not in _CACHE]
     if workers > 1 and len(todo) > 1 and device == "cpu":
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from iclr25.shared.parallel import map_in_processes
 
         jobs = [(domains, {**full, "seed": s, "device": "cpu"}) for s in todo]
-        with ProcessPoolExecutor(min(workers, len(todo)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            outs = list(pool.map(_train_worker, jobs))
+        outs = map_in_processes(_train_worker, jobs, workers, threads=1, desc="train seeds", unit="model")
         for s, (state, log, cfg) in zip(todo, outs, strict=True):
             model = build_model(cfg)
             model.load_state_dict(state)
