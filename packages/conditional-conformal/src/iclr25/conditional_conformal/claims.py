@@ -35,11 +35,6 @@ PAPER_WSC = {
     "meps19": {"cp": 0.54, "pcp": 0.78, "pi": 0.89, "cp2_d": 0.89, "cp2_l": 0.90, "cqr": 0.88, "cqr2": 0.89},
     "temp": {"cp": 0.87, "pcp": 0.89, "pi": 0.81, "cp2_d": 0.89, "cp2_l": 0.88, "cqr": 0.85, "cqr2": 0.86},
 }
-PAPER_SIZE = {
-    "bike": {"cp": 0.71, "pcp": 0.71, "pi": 0.83, "cp2_d": 0.80, "cp2_l": 0.79, "cqr": 2.25, "cqr2": 2.31},
-    "fb1": {"cp": 0.47, "pcp": 0.28, "pi": 0.58, "cp2_d": 0.59, "cp2_l": 0.56, "cqr": 0.37, "cqr2": 0.33},
-    "temp": {"cp": 0.87, "pcp": 0.92, "pi": 0.78, "cp2_d": 0.93, "cp2_l": 0.96, "cqr": 1.48, "cqr2": 1.30},
-}
 MDN_METHODS = ("cp2_l", "cp2_d", "cp2_hpd", "pcp", "cp")
 
 
@@ -104,14 +99,14 @@ def _pi_off_of(path: str) -> Callable[[dict, Config], Measured]:
     return pi_off
 
 
-def pcp_worst_bin(m: dict, cfg: Config) -> float:
-    """PCP's lowest x-bin coverage, the highest over seeds (Π = P)."""
-    return float(_bins(lookup(m, "synthetic.sd_x1"), "pcp").min(1).max())
+def _worst_bin(method: str) -> Callable[[dict, Config], float]:
+    """`method`'s lowest x-bin coverage, the highest over seeds (Π = P)."""
 
+    def worst_bin(m: dict, cfg: Config) -> float:
+        return float(_bins(lookup(m, "synthetic.sd_x1"), method).min(1).max())
 
-def cp_worst_bin(m: dict, cfg: Config) -> float:
-    """Split CP's lowest x-bin coverage, the highest over seeds (Π = P)."""
-    return float(_bins(lookup(m, "synthetic.sd_x1"), "cp").min(1).max())
+    worst_bin.__name__ = f"worst_bin(synthetic.sd_x1, {method})"
+    return worst_bin
 
 
 def _mean_lengths(m: dict) -> dict[str, float]:
@@ -125,9 +120,8 @@ def _mean_lengths(m: dict) -> dict[str, float]:
 
 def hpd_length_ratio(m: dict, cfg: Config) -> float:
     """Mean CP²-HPD set length over mean CP²-PCP-L set length (Π = P)."""
-    rows = lookup(m, "synthetic.sd_x1")
-    hpd, cp2l = (np.array([r[k]["length"] for r in rows], dtype=float) for k in ("cp2_hpd", "cp2_l"))
-    return float(np.mean(hpd) / np.mean(cp2l))
+    lengths = _mean_lengths(m)
+    return lengths["cp2_hpd"] / lengths["cp2_l"]
 
 
 def length_order(m: dict, cfg: Config) -> Measured:
@@ -148,14 +142,14 @@ def qhat_difference(m: dict, cfg: Config) -> Measured:
     return Measured(f"{worst:.4f}", worst)
 
 
-def wsc_half_bad(m: dict, cfg: Config) -> float:
-    """Mean WSC over seeds, half of the x-space covered at 0.5."""
-    return float(np.mean(np.array(lookup(m, "wsc.half_bad"), dtype=float)))
+def _seed_mean(path: str) -> Callable[[dict, Config], float]:
+    """The mean over seeds of the values at `path`."""
 
+    def seed_mean(m: dict, cfg: Config) -> float:
+        return float(np.mean(np.array(lookup(m, path), dtype=float)))
 
-def wsc_iid(m: dict, cfg: Config) -> float:
-    """Mean WSC over seeds, iid coverage 0.9."""
-    return float(np.mean(np.array(lookup(m, "wsc.iid"), dtype=float)))
+    seed_mean.__name__ = f"seed_mean({path})"
+    return seed_mean
 
 
 def rosenbrock_cp2l(m: dict, cfg: Config) -> Measured:
@@ -179,214 +173,91 @@ def declared(cfg: Config) -> list[Declared]:
     if "validity" in cfg.parts:
         for n, reps in zip(cfg.validity_n, cfg.validity_reps, strict=True):
             lo, hi = (0.895, 0.907) if n >= 500 else (0.894, 0.92)
-            for adj, short in (("linear", "L"), ("difference", "D")):
-                out.append(
-                    Declared(
-                        f"validity_n{n}_cp2{short}",
-                        f"Thm 3.1: marginal coverage of CP²-PCP-{short} is 1 − α (oracle Π, n = {n}, {reps} reps)",
-                        metric=f"validity.n{n}.mean_{adj}",
-                        check=Between(lo, hi),
-                        paper=nominal,
-                        source="Thm. 3.1",
-                        gated=True,
-                    )
-                )
+            out += [
+                Declared(f"validity_n{n}_cp2{short}",
+                         f"Thm 3.1: marginal coverage of CP²-PCP-{short} is 1 − α (oracle Π, n = {n}, {reps} reps)",
+                         metric=f"validity.n{n}.mean_{adj}", check=Between(lo, hi), paper=nominal, source="Thm. 3.1",
+                         gated=True)
+                for adj, short in (("linear", "L"), ("difference", "D"))
+            ]  # fmt: skip
     synthetic = "synthetic" in cfg.parts
     keys = list(dict.fromkeys(f"sd_x{scale:g}" for scale in cfg.sd_scales)) if synthetic else []
+    all_bins = _all_in(0.86, 0.94, "all bins")
     if "sd_x1" in keys:
         oracle = "synthetic.sd_x1"
         out += [
-            Declared(
-                "cond_oracle_cp2l_bins",
-                "Π = P: every x-bin coverage of CP²-PCP-L near 1 − α, each seed",
-                metric=_bins_of(oracle, "cp2_l"),
-                check=_all_in(0.86, 0.94, "all bins"),
-                paper=nominal,
-                source="Thm. 3.3",
-                gated=True,
-            ),
-            Declared(
-                "cond_oracle_pcp_min_bin",
-                "PCP (one radius) under-covers some x-bin, each seed",
-                metric=pcp_worst_bin,
-                check=Below(0.80),
-                source="Fig. 2",
-                gated=True,
-                note="max over seeds of min bin",
-            ),
-            Declared(
-                "cond_oracle_cp_min_bin",
-                "split CP under-covers some x-bin, each seed",
-                metric=cp_worst_bin,
-                check=Below(0.70),
-                source="Fig. 2",
-                gated=True,
-                note="max over seeds of min bin",
-            ),
-            Declared(
-                "cond_oracle_hpd_bins",
-                "CP²-HPD (exact density, M̃ = 100): every x-bin near 1 − α",
-                metric=_bins_of(oracle, "cp2_hpd"),
-                check=_all_in(0.86, 0.94, "all bins"),
-                paper=nominal,
-                source="Thm. 3.3",
-                gated=True,
-            ),
-            Declared(
-                "hpd_length_ratio",
-                "CP²-HPD sets are shorter than CP²-PCP-L sets (Fig. 2)",
-                metric=hpd_length_ratio,
-                check=AtMost(0.95),
-                source="Fig. 2",
-                gated=True,
-                note="HPD / CP²-L mean length",
-            ),
-            Declared(
-                "lengths_oracle",
-                "mean length: CP > CP²-L ≈ PCP > CP²-HPD (pilot 4.13 / 3.22 / 3.06 / 2.81)",
-                metric=length_order,
-                check=IsTrue(),
-                source="Fig. 2",
-                note="CP > CP²-L > CP²-HPD",
-            ),
-        ]
-        for meth in ("hd_pcp", "cqr", "cqr2") if cfg.cqr else ("hd_pcp",):
-            out.append(
-                Declared(
-                    f"cond_{meth}_bins",
-                    f"{meth} (quantile net, Π-free): x-bin coverage (Fig. 2: ≈ 0.9)",
-                    metric=_bins_of(oracle, meth),
-                    check=_all_in(0.85, 0.95, "all bins"),
-                    source="Fig. 2",
-                )
-            )
-    for key in keys:
-        if key == "sd_x1":
-            continue
+            Declared("cond_oracle_cp2l_bins", "Π = P: every x-bin coverage of CP²-PCP-L near 1 − α, each seed",
+                     metric=_bins_of(oracle, "cp2_l"), check=all_bins, paper=nominal, source="Thm. 3.3", gated=True),
+            Declared("cond_oracle_pcp_min_bin", "PCP (one radius) under-covers some x-bin, each seed",
+                     metric=_worst_bin("pcp"), check=Below(0.80), source="Fig. 2", gated=True,
+                     note="max over seeds of min bin"),
+            Declared("cond_oracle_cp_min_bin", "split CP under-covers some x-bin, each seed", metric=_worst_bin("cp"),
+                     check=Below(0.70), source="Fig. 2", gated=True, note="max over seeds of min bin"),
+            Declared("cond_oracle_hpd_bins", "CP²-HPD (exact density, M̃ = 100): every x-bin near 1 − α",
+                     metric=_bins_of(oracle, "cp2_hpd"), check=all_bins, paper=nominal, source="Thm. 3.3", gated=True),
+            Declared("hpd_length_ratio", "CP²-HPD sets are shorter than CP²-PCP-L sets (Fig. 2)",
+                     metric=hpd_length_ratio, check=AtMost(0.95), source="Fig. 2", gated=True,
+                     note="HPD / CP²-L mean length"),
+            Declared("lengths_oracle", "mean length: CP > CP²-L ≈ PCP > CP²-HPD (pilot 4.13 / 3.22 / 3.06 / 2.81)",
+                     metric=length_order, check=IsTrue(), source="Fig. 2", note="CP > CP²-L > CP²-HPD"),
+        ]  # fmt: skip
+        out += [
+            Declared(f"cond_{meth}_bins", f"{meth} (quantile net, Π-free): x-bin coverage (Fig. 2: ≈ 0.9)",
+                     metric=_bins_of(oracle, meth), check=_all_in(0.85, 0.95, "all bins"), source="Fig. 2")
+            for meth in (("hd_pcp", "cqr", "cqr2") if cfg.cqr else ("hd_pcp",))
+        ]  # fmt: skip
+    for key in (k for k in keys if k != "sd_x1"):
         path, sigma = f"synthetic.{key}", key[4:]
         out += [
-            Declared(
-                f"misspec_{key}_cp2l_marginal",
-                f"Π with σ{sigma}: CP²-L marginal coverage stays 1 − α",
-                metric=_marginal_of(path, "cp2_l"),
-                check=_all_in(0.88, 0.92, "each seed"),
-                paper=nominal,
-                source="Thm. 3.1",
-                gated=True,
-            ),
-            Declared(
-                f"misspec_{key}_cp2l_bins",
-                f"Π with σ{sigma}: CP²-L x-bin coverage near 1 − α",
-                metric=_bins_of(path, "cp2_l"),
-                check=_all_in(0.85, 0.95, "all bins"),
-                paper=nominal,
-                source="Thm. 3.2",
-                gated=True,
-            ),
-            Declared(
-                f"misspec_{key}_pi_off",
-                f"Π with σ{sigma}: the uncalibrated Π-only sets miss 1 − α",
-                metric=_pi_off_of(path),
-                check=_all_off(nominal, 0.03),
-                gated=True,
-            ),
-        ]
-        for meth in ("cp2_d", "cp2_hpd"):
-            out.append(
-                Declared(
-                    f"misspec_{key}_{meth}_bins",
-                    f"Π with σ{sigma}: {meth} x-bin coverage (reported)",
-                    metric=_bins_of(path, meth),
-                    check=_all_in(0.85, 0.95, "all bins"),
-                    source="Thm. 3.2",
-                )
-            )
+            Declared(f"misspec_{key}_cp2l_marginal", f"Π with σ{sigma}: CP²-L marginal coverage stays 1 − α",
+                     metric=_marginal_of(path, "cp2_l"), check=_all_in(0.88, 0.92, "each seed"), paper=nominal,
+                     source="Thm. 3.1", gated=True),
+            Declared(f"misspec_{key}_cp2l_bins", f"Π with σ{sigma}: CP²-L x-bin coverage near 1 − α",
+                     metric=_bins_of(path, "cp2_l"), check=_all_in(0.85, 0.95, "all bins"), paper=nominal,
+                     source="Thm. 3.2", gated=True),
+            Declared(f"misspec_{key}_pi_off", f"Π with σ{sigma}: the uncalibrated Π-only sets miss 1 − α",
+                     metric=_pi_off_of(path), check=_all_off(nominal, 0.03), gated=True),
+            *(Declared(f"misspec_{key}_{meth}_bins", f"Π with σ{sigma}: {meth} x-bin coverage (reported)",
+                       metric=_bins_of(path, meth), check=_all_in(0.85, 0.95, "all bins"), source="Thm. 3.2")
+              for meth in ("cp2_d", "cp2_hpd")),
+        ]  # fmt: skip
     if "qhat" in cfg.parts:
         out += [
-            Declared(
-                "qhat_linear",
-                f"Π = P: Q̂_L ≈ 1 (n = {cfg.qhat_n}), each seed",
-                metric=qhat_linear,
-                check=_all_in(0.95, 1.15, "each seed"),
-                paper=1.0,
-                source="Sec. 3",
-                gated=True,
-            ),
-            Declared(
-                "qhat_difference",
-                f"Π = P: Q̂_D ≈ 0 (n = {cfg.qhat_n}), each seed",
-                metric=qhat_difference,
-                check=Below(0.02),
-                paper=0.0,
-                source="Sec. 3",
-                gated=True,
-                note="max over seeds of |Q̂_D|",
-            ),
-        ]
+            Declared("qhat_linear", f"Π = P: Q̂_L ≈ 1 (n = {cfg.qhat_n}), each seed", metric=qhat_linear,
+                     check=_all_in(0.95, 1.15, "each seed"), paper=1.0, source="Sec. 3", gated=True),
+            Declared("qhat_difference", f"Π = P: Q̂_D ≈ 0 (n = {cfg.qhat_n}), each seed", metric=qhat_difference,
+                     check=Below(0.02), paper=0.0, source="Sec. 3", gated=True, note="max over seeds of |Q̂_D|"),
+        ]  # fmt: skip
     if "wsc" in cfg.parts:
         out += [
-            Declared(
-                "wsc_half_bad",
-                "WSC finds the half-covered region (x₁ ≤ 0 covered at 0.5)",
-                metric=wsc_half_bad,
-                check=AtMost(0.62),
-                gated=True,
-                note=f"{cfg.wsc_seeds}-seed mean",
-            ),
-            Declared(
-                "wsc_iid",
-                "WSC of iid 0.9 coverage stays near 0.9 (slab chosen on 25%, judged on 75%)",
-                metric=wsc_iid,
-                check=AtLeast(0.88),
-                gated=True,
-                note=f"{cfg.wsc_seeds}-seed mean",
-            ),
-        ]
-    if "mdn" in cfg.parts:
-        for meth in MDN_METHODS:
-            out.append(
-                Declared(
-                    f"mdn_{meth}_bins",
-                    f"MDN estimator: {meth} x-bin coverage (reported)",
-                    metric=_bins_of("mdn.seeds", meth),
-                    check=_all_in(0.85, 0.95, "all bins"),
-                    source="Sec. 4.1",
-                )
-            )
-    if "toy2d" in cfg.parts:
-        for meth in ("cp2_l", "pcp"):
-            out.append(
-                Declared(
-                    f"toy2d_{meth}_bins",
-                    f"2-D output toy (Euclidean balls in R²): {meth} x-bin coverage",
-                    metric=_bins_of("toy2d.seeds", meth),
-                    check=_all_in(0.85, 0.95, "all bins"),
-                )
-            )
+            Declared("wsc_half_bad", "WSC finds the half-covered region (x₁ ≤ 0 covered at 0.5)",
+                     metric=_seed_mean("wsc.half_bad"), check=AtMost(0.62), gated=True,
+                     note=f"{cfg.wsc_seeds}-seed mean"),
+            Declared("wsc_iid", "WSC of iid 0.9 coverage stays near 0.9 (slab chosen on 25%, judged on 75%)",
+                     metric=_seed_mean("wsc.iid"), check=AtLeast(0.88), gated=True, note=f"{cfg.wsc_seeds}-seed mean"),
+        ]  # fmt: skip
+    reported_bins = {"mdn": ("mdn.seeds", MDN_METHODS, "MDN estimator: {} x-bin coverage (reported)", "Sec. 4.1"),
+                     "toy2d": ("toy2d.seeds", ("cp2_l", "pcp"), "2-D output toy (Euclidean balls in R²): {} x-bin "
+                               "coverage", "")}  # fmt: skip
+    for part, (path, methods, statement, source) in reported_bins.items():
+        if part in cfg.parts:
+            out += [
+                Declared(f"{part}_{meth}_bins", statement.format(meth), metric=_bins_of(path, meth),
+                         check=_all_in(0.85, 0.95, "all bins"), source=source)
+                for meth in methods
+            ]  # fmt: skip
     if "rosenbrock" in cfg.parts:
         out.append(
-            Declared(
-                "rosenbrock_cp2l",
-                "Rosenbrock-10d (unimodal): CP²-L marginal coverage and WSC (reported)",
-                metric=rosenbrock_cp2l,
-                check=Between(0.88, 0.92),
-                source="App. B.5",
-                note="coverage tested",
-            )
-        )
+            Declared("rosenbrock_cp2l", "Rosenbrock-10d (unimodal): CP²-L marginal coverage and WSC (reported)",
+                     metric=rosenbrock_cp2l, check=Between(0.88, 0.92), source="App. B.5", note="coverage tested")
+        )  # fmt: skip
     if "real" in cfg.parts:
-        for name in cfg.datasets:
-            for meth, paper in PAPER_WSC.get(name, {}).items():
-                if meth in ("cqr", "cqr2") and not cfg.cqr:
-                    continue
-                out.append(
-                    Declared(
-                        f"real_{name}_{meth}_wsc",
-                        f"{name}: worst-slab coverage of {meth}",
-                        metric=f"real.{name}.{_real_key(cfg, meth)}.wsc",
-                        check=Near(paper, 0.05),
-                        paper=paper,
-                        source='App. "Summary results"',
-                    )
-                )
+        out += [
+            Declared(f"real_{name}_{meth}_wsc", f"{name}: worst-slab coverage of {meth}",
+                     metric=f"real.{name}.{_real_key(cfg, meth)}.wsc", check=Near(paper, 0.05), paper=paper,
+                     source='App. "Summary results"')
+            for name in cfg.datasets
+            for meth, paper in PAPER_WSC.get(name, {}).items()
+            if cfg.cqr or meth not in ("cqr", "cqr2")
+        ]  # fmt: skip
     return out
