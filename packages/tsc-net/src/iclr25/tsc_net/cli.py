@@ -22,6 +22,7 @@ from iclr25.shared.cli import (
     make_parser,
     package_main,
     reproduce_command,
+    scale_out_from_args,
 )
 from iclr25.shared.run import open_run_folder
 from iclr25.shared.validate import int_at_most
@@ -73,10 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    """The shared `reproduce` verb, refusing first what this package's loops do not do: several processes, and
-    checkpoints or `--resume` on the simulated presets (only the real-data training is checkpointed)."""
-    if str(args.devices) != "1" or args.num_nodes != 1:
-        raise CliError("reproduce trains in one process here: --devices and --num-nodes take 1")
+    """The shared `reproduce` verb, refusing first what this package's loops do not do: sharded parameters
+    (`--strategy fsdp`), and checkpoints or `--resume` on the simulated presets (only the real-data training is
+    checkpointed). Several processes (`--devices`, `--num-nodes`) and `--precision` apply to every preset."""
+    scale_out_from_args(args)  # bad --devices/--num-nodes/--strategy/--precision values, before any work
+    if args.strategy == "fsdp":
+        raise CliError("--strategy fsdp: TSC-Net checkpoints one full state dict from rank 0; use ddp (or auto)")
     if args.resume not in (None, "auto"):  # a checkpoint file is checked first, whatever the preset
         from iclr25.shared.fabric import check_checkpoint
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from iclr25.shared.run import is_follower
 from iclr25.tsc_net.config import Config
 from iclr25.tsc_net.workflows import arch_config, cap_clips, plot_samples
 
@@ -84,7 +85,7 @@ def measure(cfg: Config, run: Any) -> tuple[dict[str, Any], dict[str, float], li
     samples = {"geodesic_exits": geo}
     metrics.update(_train_and_predict(cfg, run, train, test, train_masks, test_masks, ev, device, samples, throughput))
     figures = []
-    if cfg.plot:
+    if cfg.plot and not is_follower():  # rank 0 writes the figure
         figures.append(plot_samples(run.dir / "samples.png", test, test_masks, samples))
     return metrics, throughput, figures
 
@@ -111,14 +112,17 @@ def _train_and_predict(
             torch.manual_seed(seed)
             model = build_model(kind, arch)
             log = lambda d, step, k=kind, s=s: run.logger.log({f"{k}/seed{s}/{n}": v for n, v in d.items()}, step)  # noqa: E731
-            resuming = dict(checkpointer=run.checkpointer(CHECKPOINT_EVERY, name=f"{kind}-seed{s}"),
-                            resume=run.scale_out.resume) if checkpoints else {}  # fmt: skip
+            if checkpoints:  # several processes, a precision, checkpoints every CHECKPOINT_EVERY steps, resume
+                options = run.training_options(f"{kind}-seed{s}", CHECKPOINT_EVERY)
+            else:  # several processes and a precision only: the simulated presets are not checkpointed
+                options = {"fabric": run.fabric} if run.scale_out.wants_fabric else {}
             info = train_model(
                 model, train, train_scenes, cfg.train_steps, cfg.lr, seed, cfg.batch_peds, cfg.batch_cap,
                 progress=lambda it, k=kind: run.progress(it, desc=f"train {k}", unit="step"), log=log,
-                device=device, **resuming,
+                device=device, **options,
             )  # fmt: skip
-            traj, goals, secs = predict_clips(model, test, test_scenes, cfg.n_cvae, cfg.n_cell, seed, device=device)
+            here = options["fabric"].device if "fabric" in options else device  # this process's device
+            traj, goals, secs = predict_clips(model, test, test_scenes, cfg.n_cvae, cfg.n_cell, seed, device=here)
             row = ev(traj, goals)
             row["train"] = {k: info[k] for k in ("train_s", "train_peds", "train_peds_per_s", "total") if k in info}
             row["predict_s"] = secs
@@ -224,6 +228,6 @@ def measure_sdd(cfg: Config, run: Any) -> tuple[dict[str, Any], dict[str, float]
         )
     )
     figures = []
-    if cfg.plot and samples:
+    if cfg.plot and samples and not is_follower():
         figures.append(plot_samples(run.dir / "samples.png", test, test_masks, samples))
     return metrics, throughput, figures

@@ -247,7 +247,7 @@ class TSCNet(nn.Module):
         )
 
     def _crops(self, scenes: SceneCrop, scene_ids: torch.Tensor, centres: torch.Tensor, size: int) -> torch.Tensor:
-        crops = scenes.crop(scene_ids.cpu(), centres.detach().cpu(), size).to(centres.device)
+        crops = scenes.crop(scene_ids.cpu(), centres.detach().cpu(), size).to(centres.device, centres.dtype)
         return crops if self.cfg.use_scene else torch.zeros_like(crops)
 
     def step_scene(self, scenes: SceneCrop, scene_ids: torch.Tensor, centres: torch.Tensor):
@@ -303,8 +303,21 @@ class TSCNet(nn.Module):
         return torch.sigmoid(out[..., 0]), (out[..., 1:] * cell).clamp(-cell / 2, cell / 2)  # offset clamp ±cell/2
 
     # ---------------------------------------------------------------- training
+    def latent_noise(self, n: int) -> torch.Tensor:
+        """The CVAE noise of `n` pedestrians as `forward` draws it (torch's global RNG): (n, cells, latent) for cell
+        goals, (n, latent) for goal regression. A batch may carry it as `eps` (e.g. drawn for a whole batch that
+        several processes share); without it `forward` draws its own."""
+        cells = (self.cfg.n_goal**2,) if self.cfg.goal_mode == "cell" else ()
+        return torch.randn(n, *cells, self.cfg.latent)
+
+    @staticmethod
+    def _noise(batch: dict, mu: torch.Tensor) -> torch.Tensor:
+        eps = batch.get("eps")
+        return torch.randn_like(mu) if eps is None else eps.to(mu.device, mu.dtype)
+
     def forward(self, batch: dict) -> dict[str, torch.Tensor]:
-        """The five losses of spec §3 (teacher forcing over all 12 steps) and their sum "total"."""
+        """The five losses of spec §3 (teacher forcing over all 12 steps) and their sum "total"; each is a mean over
+        pedestrians (of per-pedestrian terms of the same size). The CVAE noise is `batch["eps"]` when given."""
         cfg = self.cfg
         pos, scenes, sid, group = batch["pos"], batch["scenes"], batch["scene"], batch["group"]
         n, t, _ = pos.shape
@@ -323,7 +336,7 @@ class TSCNet(nn.Module):
             off_t = goal[:, None] - pos[:, T_REF, None] - self.goal_centres.to(pos.dtype)
             gt_in = torch.cat([conf_t[..., None], off_t / cfg.goal_grid.cell], -1)
             mu, logvar = self.cvae_enc(torch.cat([self.gt_emb(gt_in), h], -1)).chunk(2, -1)
-            z = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar)
+            z = mu + self._noise(batch, mu) * torch.exp(0.5 * logvar)
             conf, off = self._decode_goal(z, h)
             m_conf = 1 + (cfg.goal_peak - 1) * conf_t
             losses["goal_conf"] = weighted_smooth_l1(conf, conf_t, cfg.w_goal_conf * m_conf)
@@ -332,7 +345,7 @@ class TSCNet(nn.Module):
             hq = h.mean(1)
             gt = (goal - pos[:, T_REF]) / self.pos_scale
             mu, logvar = self.cvae_enc(torch.cat([self.gt_emb(gt), hq], -1)).chunk(2, -1)
-            z = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar)
+            z = mu + self._noise(batch, mu) * torch.exp(0.5 * logvar)
             _, pred_goal = self._decode_goal(z, hq)
             losses["goal_conf"] = pred_goal.sum() * 0
             losses["goal_offset"] = weighted_smooth_l1(pred_goal, goal - pos[:, T_REF], torch.ones_like(pred_goal))

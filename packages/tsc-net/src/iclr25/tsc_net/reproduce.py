@@ -38,7 +38,7 @@ def _check_dataset(scale: str, config: Config) -> None:
         raise ValueError(problem)
 
 
-@reproduction(SLUG, PRESETS, check=_check_dataset)
+@reproduction(SLUG, PRESETS, check=_check_dataset, precision=True)
 def run(r: Run) -> Report:
     """Run the `scale` preset (ci, quick, benchmark, bench, full) into `out`; returns the Report with its claims."""
     cfg = r.config
