@@ -29,10 +29,11 @@ class _Predictor(nn.Module):
     def _run(
         self, seq: torch.Tensor, signals: torch.Tensor, rna_feat: torch.Tensor | None, mask: torch.Tensor | None
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        x = one_hot(seq) if seq.dim() == 2 else seq.float()
+        dtype = self.embed_seq.weight.dtype  # float32, or the precision a Fabric set the model to
+        x = (one_hot(seq) if seq.dim() == 2 else seq).to(dtype)
         emb = self.embed_seq(x)
         if self.embed_sig is not None:
-            emb = emb + self.embed_sig(signals.float())
+            emb = emb + self.embed_sig(signals.to(dtype))
         center = center_slice(x.shape[1], self.config.center_len)
         if mask is not None:
             mask = mask.to(emb.dtype).clone()

@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = make_parser(PROG, "Seq2Exp (ICLR 2025): learned Beta masks over bases for gene expression prediction.")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the ci/quick/full reproduction and print the claims table")
-    add_run_args(rep, scales=SCALES, presets=PRESETS)
+    add_run_args(rep, scales=SCALES, presets=PRESETS, scale_out=True)
     gen = sub.add_parser("generate", help="write a planted-element dataset (spec §6a) as .npz")
     gen.add_argument("--n", type=int_in(20, MAX_GENES), default=2000, help="windows (default: 2000)")
     gen.add_argument("--length", type=int_in(256, MAX_LEN), default=2048, help="bases per window (default: 2048)")

@@ -677,3 +677,55 @@ class GeneWindowDataset:
             "peak_mask": peak,
             "ensid": ensid,
         }
+
+
+class GeneratedWindowDataset:
+    """GeneExp-shaped windows made by the planted generator (spec §6a) one at a time, for the full preset when no
+    GeneExp files are given: the paper's sizes (window length, genes per split, RNA features) without its data.
+
+    Split `split` of `n_genes` windows split 70/15/15; window i is `generate_planted_dataset(1, length, ...)` from
+    the seed (seed, split index, i), so any process reads the same window without holding the split in memory, and
+    each window has motifs of its own (the task is learnable from the tracks, not from a shared motif set). The
+    `GeneWindowDataset` interface: len, `target(i)`, `[i]` -> seq, signals, rna_feat (`n_rna` zeros), y,
+    blacklist (none), includelist, peak_mask (none: the MACS-style caller runs on the DNase window), ensid."""
+
+    def __init__(
+        self, n_genes: int, length: int, split: str = "train", *, seed: int = 0, center_len: int = 2000, n_rna: int = 9
+    ) -> None:
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
+        n_train, n_val = round(0.7 * n_genes), round(0.15 * n_genes)
+        self.n = {"train": n_train, "valid": n_val, "test": n_genes - n_train - n_val}[split]
+        self.split, self.length, self.seed, self.center_len, self.n_rna = split, length, seed, center_len, n_rna
+        self.peaks = None
+        self._cache: dict[int, dict[str, Any]] = {}
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _window(self, i: int) -> dict[str, Any]:
+        if not 0 <= i < self.n:
+            raise IndexError(f"window {i} of a split of {self.n}")
+        if i not in self._cache:
+            self._cache = {}  # one window kept: target(i) then [i] generate it once
+            seed = [self.seed, SPLITS.index(self.split), i]
+            data = generate_planted_dataset(1, self.length, 3, seed, center_len=self.center_len, split=(1.0, 0.0, 0.0))
+            self._cache[i] = {k: v[0] if getattr(v, "ndim", 0) and len(v) == 1 else v for k, v in data.items()}
+        return self._cache[i]
+
+    def target(self, i: int) -> float:
+        """y of window i."""
+        return float(self._window(i)["y"])
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        w = self._window(i)
+        return {
+            "seq": w["seq"],
+            "signals": w["signals"],
+            "rna_feat": np.zeros(self.n_rna, dtype=np.float32),
+            "y": np.float32(w["y"]),
+            "blacklist": w["blacklist"],
+            "includelist": np.ones(self.length, dtype=bool),
+            "peak_mask": np.zeros(self.length, dtype=bool),
+            "ensid": f"generated-{self.split}-{i}",
+        }

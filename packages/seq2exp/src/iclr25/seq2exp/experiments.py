@@ -76,28 +76,36 @@ def _worker(job: tuple[str, Config, dict[str, np.ndarray], np.ndarray | None, in
 def _parallel(
     names: list[str], cfg: Config, data: dict[str, np.ndarray], macs: np.ndarray, seed: int, run: Run
 ) -> dict[str, dict[str, Any]]:
-    """Train the models of one seed in `cfg.workers` processes (independent runs; CPU only)."""
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
-
+    """Train the models of one seed in `cfg.workers` spawned processes of one thread each (independent runs; CPU
+    only): the results of the sequential loop, in its order, each model's curve logged as it is ready."""
     from iclr25.seq2exp.training import build_model
+    from iclr25.shared.parallel import map_in_processes
 
     jobs = [(n, cfg, data, macs if n == "macs-mask" else None, seed) for n in names]
+
+    def log(index: int, res: dict[str, Any]) -> None:
+        for row in res.get("history", []):
+            run.logger.log({f"seed{seed}/{names[index]}/{k}": v for k, v in _logged(row).items()}, step=row["epoch"])
+
+    results = map_in_processes(_worker, jobs, cfg.workers, desc=f"seed {seed} models", unit="model", on_result=log)
     out: dict[str, dict[str, Any]] = {}
-    with ProcessPoolExecutor(min(cfg.workers, len(jobs)), mp_context=mp.get_context("spawn")) as pool:
-        for name, res in run.progress(
-            zip(names, pool.map(_worker, jobs), strict=True), total=len(jobs), desc=f"seed {seed} models", unit="model"
-        ):
-            model = build_model(name, model_config(cfg, name))
-            model.load_state_dict(res.pop("_state"))
-            res["_model"] = model
-            for row in res.get("history", []):
-                run.logger.log({f"seed{seed}/{name}/{k}": v for k, v in row.items()}, step=row["epoch"])
-            out[name] = res
+    for name, res in zip(names, results, strict=True):
+        model = build_model(name, model_config(cfg, name))
+        model.load_state_dict(res.pop("_state"))
+        res["_model"] = model
+        out[name] = res
     for res in out.values():
         if res is not out.get("seq2exp-soft"):
             res.pop("_model", None)
     return out
+
+
+def _logged(row: dict[str, Any]) -> dict[str, Any]:
+    """A history row of a model trained in a worker under the shared training names (`loss`, `epoch`), as the
+    loop in this process logs it (the learning rate and throughput stay in the worker)."""
+    from iclr25.shared.logging import training_row
+
+    return {**training_row(row["train_loss"], epoch=row["epoch"]), "val_mse": row["val_mse"]}
 
 
 def retrain_mask(model: Any, data: dict[str, np.ndarray], cfg: Config, device: str) -> np.ndarray:
@@ -121,7 +129,21 @@ def _train_eval(
         run.device,
         progress=lambda it: run.progress(it, total=cfg.epochs, desc=f"seed {seed} {name}", unit="epoch"),
         log=lambda row, step: run.logger.log({f"seed{seed}/{name}/{k}": v for k, v in row.items()}, step=step),
+        **run.training_options(f"seed{seed}-{name}", cfg.checkpoint_every),
     )
+
+
+def scaled_out(cfg: Config, run: Run) -> bool:
+    """Whether the run trains through the scale-out layer (several processes, a precision, checkpoints or resume);
+    such a run trains its models one after another in this process (refused with `workers` > 1)."""
+    options = run.scale_out
+    scaled = options.wants_fabric or bool(options.checkpoint_every or cfg.checkpoint_every) or bool(options.resume)
+    if scaled and cfg.workers > 1:
+        raise ValueError(
+            "workers > 1 trains a seed's models in separate processes; with --devices, --precision, checkpoints or "
+            "--resume use workers=1"
+        )
+    return scaled
 
 
 def measure(cfg: Config, run: Run) -> dict[str, Any]:
@@ -134,6 +156,7 @@ def measure(cfg: Config, run: Run) -> dict[str, Any]:
 
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
+    scaled_out(cfg, run)
     if cfg.real_data:
         return measure_geneexp(cfg, run)
     metrics: dict[str, Any] = {"caller": [caller_check(cfg, s) for s in range(cfg.caller_seeds)], "seeds": []}
@@ -211,13 +234,21 @@ def measure_geneexp(cfg: Config, run: Run) -> dict[str, Any]:
     from the files batch by batch; test MSE/MAE/Pearson, Seq2Exp's mask ratio (promoter excluded), throughput."""
     import torch
 
-    from iclr25.seq2exp.data import SPLITS, GeneWindowDataset
+    from iclr25.seq2exp.data import SPLITS, GeneratedWindowDataset, GeneWindowDataset
     from iclr25.seq2exp.metrics import regression_metrics, top_fraction_mask
     from iclr25.seq2exp.peaks import call_peaks_macs_style
     from iclr25.seq2exp.training import WindowArrays, build_model, fit, predict, promoter_exclusion
 
-    files = geneexp_files(cfg)
-    sets = [GeneWindowDataset(cfg.data_root, cfg.cell_type, cfg.fold, cfg.length, s, files) for s in SPLITS]
+    if cfg.files_given:
+        files = geneexp_files(cfg)
+        sets = [GeneWindowDataset(cfg.data_root, cfg.cell_type, cfg.fold, cfg.length, s, files) for s in SPLITS]
+    else:  # no GeneExp files: windows of its sizes from the planted generator, one at a time
+        sets = [
+            GeneratedWindowDataset(
+                cfg.n_genes, cfg.length, s, seed=run.seed, center_len=cfg.center_len, n_rna=cfg.n_rna
+            )
+            for s in SPLITS
+        ]
     excl = promoter_exclusion(cfg.length, cfg.center_len)
     scale = cfg.count_scale or None
 
@@ -227,6 +258,7 @@ def measure_geneexp(cfg: Config, run: Run) -> dict[str, Any]:
         dnase = batch["signals"][..., 1].numpy()
         return torch.from_numpy(call_peaks_macs_style(dnase, d=cfg.peak_d, qvalue=cfg.qvalue, count_scale=scale)[0])
 
+    source = "GeneExp" if cfg.files_given else "generated"
     models: dict[str, dict[str, Any]] = {}
     soft_model = None
     names = [m for m in cfg.models if m != "seq2exp-retrain"] + [m for m in cfg.models if m == "seq2exp-retrain"]
@@ -249,6 +281,7 @@ def measure_geneexp(cfg: Config, run: Run) -> dict[str, Any]:
         parts = [WindowArrays(ds, cfg.max_genes, mask_fn) for ds in sets]
         torch.manual_seed(run.seed)
         model = build_model(name, model_config(cfg, name))
+        options = run.training_options(name, cfg.checkpoint_every)
         t0 = time.perf_counter()
         fitted = fit(
             model,
@@ -261,10 +294,12 @@ def measure_geneexp(cfg: Config, run: Run) -> dict[str, Any]:
             seed=run.seed,
             device=run.device,
             official_schedule=cfg.official_schedule,
-            progress=lambda it, name=name: run.progress(it, total=cfg.epochs, desc=f"GeneExp {name}", unit="epoch"),
+            progress=lambda it, name=name: run.progress(it, total=cfg.epochs, desc=f"{source} {name}", unit="epoch"),
             log=lambda row, step, name=name: run.logger.log({f"{name}/{k}": v for k, v in row.items()}, step=step),
+            **options,
         )
-        out = predict(model, parts[2], batch_size=cfg.batch_size, device=run.device, ratio_outside=excl)
+        device = options["fabric"].device if "fabric" in options else run.device
+        out = predict(model, parts[2], batch_size=cfg.batch_size, device=device, ratio_outside=excl)
         res: dict[str, Any] = regression_metrics(out["y_hat"], parts[2].y.numpy())
         res.update(
             train_s=time.perf_counter() - t0,
@@ -283,7 +318,8 @@ def measure_geneexp(cfg: Config, run: Run) -> dict[str, Any]:
         for key in ("mse", "mae", "pearson", "bases_per_s", "train_s", "mask_ratio"):
             if key in res:
                 summary[f"{name}/{key}"] = res[key]
-    return {"summary": summary, "data": "GeneExp", "cell_type": cfg.cell_type, "fold": cfg.fold, "models": models}
+    data = "GeneExp" if cfg.files_given else "generated (no GeneExp files given)"
+    return {"summary": summary, "data": data, "cell_type": cfg.cell_type, "fold": cfg.fold, "models": models}
 
 
 def _mean(rows: list[dict[str, Any]], key: str, model: str | None = None) -> float:

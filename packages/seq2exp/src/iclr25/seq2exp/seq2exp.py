@@ -54,6 +54,7 @@ class SignalBeta(nn.Module):
 
     def forward(self, signals: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """signals (B, L, S), raw (unnormalised) -> (alpha2, beta2), each (B, L)."""
+        signals = signals.to(self.w.dtype)  # float32, or the precision a Fabric set the model to
         alpha = self.c * (signals + self.beta_min)  # alpha2_i = c (s_i + beta_min)
         beta = (self.c * (self.b + self.beta_min)).expand_as(signals)  # beta2_i = c (b_i + beta_min)
         return alpha @ self.w, beta @ self.w  # parameter averaging, not a mixture
@@ -103,6 +104,15 @@ def center_slice(length: int, center_len: int) -> slice:
     return slice(c0, c0 + center_len)
 
 
+def _seeded_rsample(alpha: torch.Tensor, beta: torch.Tensor, seed: int) -> torch.Tensor:
+    """Beta(alpha, beta).rsample() from the torch generator seeded with `seed`; the global RNG state is left as it
+    was (CUDA's of the tensors' device included)."""
+    devices = [alpha.device.index or 0] if alpha.device.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        return torch.distributions.Beta(alpha, beta).rsample()
+
+
 @dataclass
 class MaskOutput:
     """What the mask step returns: the mask used, the Beta parameters, and E[m] (before forcing)."""
@@ -139,6 +149,9 @@ class Seq2Exp(nn.Module):
         self.head = PromoterHead(d, cfg.n_rna)
         self.register_buffer("alpha3", torch.tensor(cfg.marginal_scale))  # alpha3 = s
         self.register_buffer("beta3", torch.tensor(cfg.marginal_scale * (1 - cfg.mu) / cfg.mu))  # s (1-mu)/mu
+        # one seed per batch row (set by a training loop split over processes): each row's mask is drawn from its
+        # own seed, so a row's draw does not depend on which process, or which other rows, share its batch
+        self.row_seeds: list[int] | None = None
 
     def mask_distribution(
         self, e_seq: torch.Tensor, e_sig: torch.Tensor, signals: torch.Tensor
@@ -159,7 +172,14 @@ class Seq2Exp(nn.Module):
         promoter window -> 1 (after sampling, so the KL still covers it)."""
         mean = alpha / (alpha + beta)
         # training: reparameterised sample (implicit gradients); evaluation: the mean
-        m = torch.distributions.Beta(alpha, beta).rsample() if self.training else mean
+        if not self.training:
+            m = mean
+        elif self.row_seeds is None:
+            m = torch.distributions.Beta(alpha, beta).rsample()
+        else:
+            if len(self.row_seeds) != alpha.shape[0]:
+                raise ValueError(f"row_seeds has {len(self.row_seeds)} seeds for a batch of {alpha.shape[0]} rows")
+            m = torch.cat([_seeded_rsample(alpha[i : i + 1], beta[i : i + 1], s) for i, s in enumerate(self.row_seeds)])
         if self.hard:
             m_hard = (m >= self.config.threshold).to(m.dtype)
             m = m_hard + (m - m.detach())  # forward value exactly m_hard, gradient of the soft m
@@ -173,14 +193,15 @@ class Seq2Exp(nn.Module):
 
     def encode(self, seq: torch.Tensor, signals: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(e_seq, e_sig); hard mode adds the learned position embedding to e_seq (`pos_enc=True`)."""
-        x = one_hot(seq) if seq.dim() == 2 else seq.float()
+        dtype = self.embed_seq.weight.dtype  # float32, or the precision a Fabric set the model to
+        x = (one_hot(seq) if seq.dim() == 2 else seq).to(dtype)
         e_seq = self.embed_seq(x)
         if self.pos is not None:
             L = x.shape[1]
             if self.pos.num_embeddings < L:
                 raise ValueError(f"sequence length {L} exceeds max_len={self.pos.num_embeddings}")
             e_seq = e_seq + self.pos.weight[:L]
-        return e_seq, self.embed_sig(signals.float())
+        return e_seq, self.embed_sig(signals.to(dtype))
 
     def predict(self, masked: torch.Tensor, mask: torch.Tensor, center: slice) -> torch.Tensor:
         """Predictor hidden states pooled over the promoter: soft runs on the full masked sequence; hard compacts the

@@ -62,9 +62,9 @@ class Arrays:
         return int(self.y.shape[0])
 
     def batches(self, batch_size: int, perm: torch.Tensor | None = None) -> Iterable[dict[str, torch.Tensor]]:
-        """Mini-batches as dicts (in `perm` order when given)."""
+        """Mini-batches as dicts (of the rows `perm` lists, in its order, when given)."""
         order = perm if perm is not None else torch.arange(len(self))
-        for i in range(0, len(self), batch_size):
+        for i in range(0, len(order), batch_size):
             j = order[i : i + batch_size]
             batch = {
                 "seq": self.seq[j],
@@ -97,9 +97,9 @@ class WindowArrays:
         return self.n
 
     def batches(self, batch_size: int, perm: torch.Tensor | None = None) -> Iterable[dict[str, torch.Tensor]]:
-        """Mini-batches as dicts (in `perm` order when given), windows read from the files."""
+        """Mini-batches as dicts (of the windows `perm` lists, in its order, when given), read from the files."""
         order = perm if perm is not None else torch.arange(self.n)
-        for i in range(0, self.n, batch_size):
+        for i in range(0, len(order), batch_size):
             items = [self.dataset[int(k)] for k in order[i : i + batch_size]]
             batch = {
                 "seq": torch.from_numpy(np.stack([it["seq"] for it in items])),
@@ -115,9 +115,11 @@ class WindowArrays:
             yield batch
 
 
-def _forward(model: nn.Module, batch: dict[str, torch.Tensor], device: str) -> tuple[torch.Tensor, dict]:
+def _forward(
+    model: nn.Module, batch: dict[str, torch.Tensor], device: Any, raw: nn.Module | None = None
+) -> tuple[torch.Tensor, dict]:
     kwargs = {k: v.to(device) for k, v in batch.items() if k != "y"}
-    if not isinstance(model, MaskedPredictor):
+    if not isinstance(raw if raw is not None else model, MaskedPredictor):
         kwargs.pop("mask", None)
     return model(**kwargs)
 
@@ -175,54 +177,166 @@ def fit(
     official_schedule: bool = False,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
     log: Callable[[dict[str, float], int], None] | None = None,
+    fabric: Any = None,
+    checkpointer: Any = None,
+    resume: str | None = None,
 ) -> dict[str, Any]:
     """Train with SmoothL1 + lambda * KL (zero KL for baselines); keep the weights of the best validation MSE.
 
-    Returns {"best_val_mse", "epochs", "bases_per_s", "history"}; the model holds the selected weights.
+    Returns {"best_val_mse", "epochs", "bases_per_s", "history"}; the model holds the selected weights. After every
+    epoch `log(row, epoch)` gets the shared training names (`loss`, `lr`, `throughput` in bases/s, `epoch`) and
+    `val_mse`.
+
+    With `fabric` (several processes, `iclr25.shared.fabric`), every process draws the same permutation and the
+    same global batch of `batch_size` windows and trains on its own contiguous share, its loss weighted by its
+    share of the batch, so the averaged gradients equal one process's on the whole batch; Seq2Exp's mask is then
+    drawn per window from a seed of (seed, step, position in the batch), so a window's draw does not depend on the
+    process it lands on (a run with a Fabric therefore draws other masks than one without). Not split exactly:
+    the hard mode packs the kept bases of each (per-process) batch zero-padded to its longest row, so its padding,
+    and through the bidirectional backbone its predictions, depend on which windows share a batch. Validation runs
+    whole on every process. With `checkpointer`, the model, the optimiser, the step, the epoch's permutation
+    generator, the best weights so far and the history are saved every `checkpointer.every` steps and at the end;
+    `resume` ("auto" or a checkpoint file) continues from one, ending with the same weights as an uninterrupted run.
     """
-    model.to(device)
+    from iclr25.shared.logging import training_row
+
+    raw = model
+    if fabric is not None:
+        device = fabric.device
+    else:
+        model.to(device)
+    rank, world = (fabric.global_rank, fabric.world_size) if fabric is not None else (0, 1)
     gen = torch.Generator().manual_seed(seed)
     if official_schedule:
         opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=1e-6)
     else:
         opt = torch.optim.Adam(model.parameters(), lr=lr)
+    if fabric is not None:
+        model, opt = fabric.setup(model, opt)
     steps_per_epoch = math.ceil(len(train) / batch_size)
     total = epochs * steps_per_epoch
     warmup = min(5000, total // 10) if official_schedule else 0
-    best, best_state, history, step = math.inf, None, [], 0
-    bases, seconds = 0, 0.0
+    state: dict[str, Any] = {
+        "model": model,
+        "optimizer": opt,
+        "step": 0,
+        "done_epochs": 0,  # epochs trained and validated
+        "pos": 0,  # batches of the current epoch already trained
+        "epoch_gen": gen.get_state(),  # the generator before the current epoch's permutation
+        "losses": [],
+        "best": math.inf,
+        "best_state": None,
+        "history": [],
+        "bases": 0,
+        "seconds": 0.0,
+    }
+    if checkpointer is not None:
+        checkpointer.resume(resume, state, fabric)
+        gen.set_state(state["epoch_gen"])
+    best, best_state, history, step = float(state["best"]), state["best_state"], list(state["history"]), state["step"]
+    bases, seconds = int(state["bases"]), float(state["seconds"])
     epochs_iter: Iterable[int] = range(epochs)
     if progress is not None:
         epochs_iter = progress(epochs_iter)
     for epoch in epochs_iter:
+        if epoch < state["done_epochs"]:
+            continue  # trained before the checkpoint this run resumed from
         model.train()
         t0 = time.perf_counter()
-        losses = []
-        for batch in train.batches(batch_size, torch.randperm(len(train), generator=gen)):
+        epoch_gen = gen.get_state()
+        perm = torch.randperm(len(train), generator=gen)
+        first = int(state["pos"]) if epoch == state["done_epochs"] else 0
+        losses = list(state["losses"]) if first else []
+        epoch_bases = 0
+        for b, batch in enumerate(train.batches(batch_size, perm[first * batch_size :]), start=first):
             if official_schedule:
                 for group in opt.param_groups:
                     group["lr"] = cosine_lr(step, total, lr, warmup)
-            y_hat, aux = _forward(model, batch, device)
-            loss = seq2exp_loss(y_hat, batch["y"].to(device), aux, lam)
+            if fabric is None:
+                y_hat, aux = _forward(model, batch, device)
+                loss = seq2exp_loss(y_hat, batch["y"].to(device), aux, lam)
+            else:
+                loss = _share_loss(model, raw, batch, device, lam, rank, world, seed, step, b * batch_size)
             opt.zero_grad(set_to_none=True)
-            loss.backward()
+            if fabric is not None:
+                fabric.backward(loss)
+            else:
+                loss.backward()
             if official_schedule:
-                nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                if fabric is not None:
+                    fabric.clip_gradients(model, opt, max_norm=1.0)
+                else:
+                    nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
-            losses.append(float(loss.detach()))
+            losses.append(float(loss.detach()) if fabric is None else _batch_loss(fabric, loss))
             bases += int(batch["seq"].numel())
+            epoch_bases += int(batch["seq"].numel())
             step += 1
-        seconds += time.perf_counter() - t0
-        val = predict(model, valid, device=device)["y_hat"]
+            if checkpointer is not None:
+                state.update(step=step, pos=b + 1, epoch_gen=epoch_gen, losses=losses, bases=bases)
+                state.update(seconds=seconds + time.perf_counter() - t0, history=history, best=best)
+                state["best_state"] = best_state
+                checkpointer.maybe_save(state, fabric)
+        elapsed = time.perf_counter() - t0
+        seconds += elapsed
+        val = predict(raw, valid, device=device)["y_hat"]
         val_mse = float(np.mean((val - valid.y.numpy()) ** 2))
         history.append({"epoch": epoch, "train_loss": float(np.mean(losses)), "val_mse": val_mse})
         if log is not None:
-            log(history[-1], epoch)
+            rate = epoch_bases / max(elapsed, 1e-9) if epoch_bases else None
+            row = training_row(history[-1]["train_loss"], lr=opt.param_groups[0]["lr"], throughput=rate, epoch=epoch)
+            log({**row, "val_mse": val_mse}, epoch)
         if val_mse < best:
-            best, best_state = val_mse, copy.deepcopy(model.state_dict())
+            best, best_state = val_mse, copy.deepcopy(raw.state_dict())
+        state.update(done_epochs=epoch + 1, pos=0, losses=[], epoch_gen=gen.get_state())
+    if checkpointer is not None:
+        state.update(step=step, bases=bases, seconds=seconds, history=history, best=best, best_state=best_state)
+        checkpointer.save(state, fabric)  # the end, so a resumed run goes straight to testing
     if best_state is not None:
-        model.load_state_dict(best_state)
+        raw.load_state_dict(best_state)
     return {"best_val_mse": best, "epochs": epochs, "bases_per_s": bases / max(seconds, 1e-9), "history": history}
+
+
+def _share_loss(
+    model: nn.Module,
+    raw: nn.Module,
+    batch: dict[str, torch.Tensor],
+    device: Any,
+    lam: float,
+    rank: int,
+    world: int,
+    seed: int,
+    step: int,
+    offset: int,
+) -> torch.Tensor:
+    """This process's share of a global batch: rows [rank c, (rank + 1) c) with c = ceil(n / world), its mean loss
+    weighted by world * share / n, so that the mean of the processes' gradients is the gradient of the whole batch's
+    mean loss. A process left without rows trains on the batch's first row with weight 0 (every process must take
+    part in the gradient average). Seq2Exp's masks are drawn from one seed per row (global position `offset` + i)."""
+    n = int(batch["y"].shape[0])
+    c = -(-n // world)
+    lo, hi = min(rank * c, n), min((rank + 1) * c, n)
+    weight = world * (hi - lo) / n
+    rows = slice(lo, hi) if hi > lo else slice(0, 1)
+    part = {k: v[rows] for k, v in batch.items()}
+    if hasattr(raw, "row_seeds"):
+        raw.row_seeds = [
+            int(np.random.SeedSequence([seed, step, offset + i]).generate_state(1)[0])
+            for i in range(rows.start, rows.stop)
+        ]
+    try:
+        y_hat, aux = _forward(model, part, device, raw)
+    finally:
+        if hasattr(raw, "row_seeds"):
+            raw.row_seeds = None
+    return seq2exp_loss(y_hat, part["y"].to(device), aux, lam) * weight
+
+
+def _batch_loss(fabric: Any, loss: torch.Tensor) -> float:
+    """The whole batch's mean loss: the sum over processes of the weighted shares, divided by their number."""
+    from iclr25.shared.fabric import all_reduce_mean
+
+    return all_reduce_mean(fabric, loss.detach())
 
 
 def promoter_exclusion(length: int, center_len: int) -> np.ndarray:
@@ -272,10 +386,18 @@ def train_and_test(
     device: str = "cpu",
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
     log: Callable[[dict[str, float], int], None] | None = None,
+    *,
+    fabric: Any = None,
+    checkpointer: Any = None,
+    resume: str | None = None,
 ) -> dict[str, Any]:
     """Train model `name` on split 0 (selecting on split 1) and test on split 2: MSE/MAE/Pearson, throughput, and
-    for Seq2Exp the AUPRC of E[m] (promoter excluded) and the mask ratio; the trained model under "_model"."""
+    for Seq2Exp the AUPRC of E[m] (promoter excluded) and the mask ratio; the trained model under "_model".
+    `fabric`, `checkpointer`, `resume`: see `fit` (several processes, checkpoints, resume)."""
     from iclr25.seq2exp.metrics import mask_metrics, regression_metrics
+
+    if fabric is not None:
+        device = fabric.device
 
     split = data["split"]
     parts = [Arrays.from_numpy(data, np.flatnonzero(split == k), fixed_mask) for k in range(3)]
@@ -294,6 +416,9 @@ def train_and_test(
         device=device,
         progress=progress,
         log=log,
+        fabric=fabric,
+        checkpointer=checkpointer,
+        resume=resume,
     )
     out = predict(model, parts[2], device=device, keep_mask=True)
     result: dict[str, Any] = regression_metrics(out["y_hat"], parts[2].y.numpy())
