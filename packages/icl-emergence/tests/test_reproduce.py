@@ -95,7 +95,7 @@ def test_presets_and_bad_values():
 
 def test_full_preset_extras_run_tiny():
     """The full preset's GINC pre-training and SGLD paths, at toy size."""
-    from iclr25.icl_emergence.experiments import ginc_training, sgld_run
+    from iclr25.icl_emergence.pretraining import ginc_training, sgld_run
 
     cfg = Config(ginc_Ks=(2,), ginc_N=4, ginc_T=48, ginc_steps=3, ginc_d_model=16, ginc_layers=1, ginc_prompts=5)
     acc = ginc_training(cfg, 0, "cpu")["2"]

@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = make_parser(PROG, __doc__ or "")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run a reproduction preset and check the claims")
-    add_run_args(rep, scales=tuple(PRESETS), presets=PRESETS)
+    add_run_args(rep, scales=tuple(PRESETS), scale_out=True, presets=PRESETS)
     train = sub.add_parser("train", help="AR-NTP pre-training on a K x N x T corpus (lds or ginc)")
     add_config_args(train, TrainConfig())
     gen = sub.add_parser("ginc-gen", help="write a GINC dataset folder in the official file layout")

@@ -122,8 +122,10 @@ class Config(Validated):
     ginc_lr: PositiveFloat = 8e-4
     # > 0: an extra SGLD run at the largest K with the Langevin KL (spec §3.2 item 4)
     sgld_beta: NonNegativeFloat = 0.0
-    # parallel training processes on CPU (0 = min(#runs, cores))
+    # parallel training processes on CPU (0 = min(#runs, cores); 1 when the run scales out or checkpoints)
     workers: Annotated[int, AtLeast(0), AtMost(MAX_WORKERS)] = 0
+    # steps between checkpoints of each pre-training run (0: none unless --checkpoint-every or --resume)
+    checkpoint_every: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -172,6 +174,7 @@ PRESETS: dict[str, Config] = {
         ginc_T=1024,
         ginc_steps=20_000,
         sgld_beta=1e5,
+        checkpoint_every=2000,
     ),
 }
 

@@ -14,10 +14,12 @@ from iclr25.icl_emergence.baselines import per_position_mse
 
 @torch.no_grad()
 def predict(model: nn.Module, seqs: Tensor, chunk: int = 1024, device: str = "cpu") -> Tensor:
-    """Model predictions for every next state of (..., T, d) sequences: (..., T-1, d) float64."""
+    """Model predictions for every next state of (..., T, d) sequences: (..., T-1, d) float64. Inputs take the
+    model's floating dtype (float32 unless a `--precision` such as 64-true converted it)."""
     model.eval()
     flat = seqs.reshape(-1, *seqs.shape[-2:])
-    outs = [model(flat[i : i + chunk, :-1].float().to(device)).double().cpu() for i in range(0, len(flat), chunk)]
+    dtype = next(model.parameters()).dtype
+    outs = [model(flat[i : i + chunk, :-1].to(device, dtype)).double().cpu() for i in range(0, len(flat), chunk)]
     return torch.cat(outs).reshape(*seqs.shape[:-2], seqs.shape[-2] - 1, seqs.shape[-1])
 
 

@@ -6,7 +6,8 @@ by AR-NTP (AdamW 1e-3, 1 200 steps) on K in {1, 4, 16, 64} topics x N = 64 seque
 with fresh topics every batch; evaluation on fixed sets of unseen topics and new sequences of the seen topics.
 No-training checks: GINC Bayes-ICL accuracy vs n_examples, in-context least squares vs the oracle floor, and the
 monotonicity of the two-level bound. Full (§6b) adds the orthogonal d = 5 grid, GINC pre-training and SGLD.
-Independent training runs are spread over worker processes on CPU (one thread each). `experiments` measures,
+Independent training runs are spread over worker processes on CPU (one thread each), or, scaled out, train one
+after another on the processes of a Lightning Fabric. `experiments` measures,
 `claims` declares what is judged; this module is the plan: the preset's measurements, the figure, the report.
 """
 
@@ -17,10 +18,11 @@ from typing import Any
 
 from iclr25.icl_emergence.claims import declared
 from iclr25.icl_emergence.config import PRESETS, Config
-from iclr25.icl_emergence.experiments import FRESH, measure
+from iclr25.icl_emergence.experiments import measure
+from iclr25.icl_emergence.pretraining import FRESH
 from iclr25.shared.claims import evaluate
 from iclr25.shared.results import Report, save_figure
-from iclr25.shared.run import Run, reproduction
+from iclr25.shared.run import Run, is_follower, reproduction
 
 SLUG = "icl-emergence"
 
@@ -64,16 +66,18 @@ def _figures(folder: Path, m: dict[str, Any], cfg: Config) -> list[str]:
     return ["icl_emergence.png"]
 
 
-@reproduction(SLUG, PRESETS)
+@reproduction(SLUG, PRESETS, precision=True)
 def run(run: Run) -> Report:
-    """Run the reproduction at `scale` (ci | quick | full) and write results.json, report.md and a figure."""
-    cfg = run.config
-    m = measure(cfg, run.seed, run.device)
-    for r in m["runs"].values():
-        for h in r["history"]:
-            run.logger.log({f"{r['name']}/unseen_late": h["unseen_late"], f"{r['name']}/loss": h["train_batch_loss"]},
-                           step=h["step"])  # fmt: skip
-    figures = _figures(run.dir, m, cfg)
+    """Run the reproduction at `scale` (ci | quick | full) and write results.json, report.md and a figure.
+
+    `scale_out` (`--devices`, `--precision`, `--checkpoint-every`, `--resume auto`; or `checkpoint_every` in the
+    config): every pre-training run goes through Lightning Fabric on the run's processes, one run after another,
+    checkpointed into `checkpoints/<run>`; otherwise the runs are spread over CPU worker processes."""
+    cfg, asked = run.config, run.scale_out
+    scaled = asked.wants_fabric or bool(asked.checkpoint_every or cfg.checkpoint_every or asked.resume)
+    options = (lambda name: run.training_options(name, cfg.checkpoint_every)) if scaled else None
+    m = measure(cfg, run.seed, run.device, logger=run.logger, scale=options)
+    figures = [] if is_follower() else _figures(run.dir, m, cfg)
     tps = [r["tokens_per_s"] for r in m["runs"].values()]
     throughput = {
         "train_tokens_per_s_per_run": sum(tps) / len(tps),
