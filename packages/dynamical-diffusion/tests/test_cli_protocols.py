@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -12,14 +11,13 @@ import torch
 
 from iclr25.dynamical_diffusion.cli import main
 from iclr25.dynamical_diffusion.config import Config
-from iclr25.dynamical_diffusion.training import make_model
+from iclr25.dynamical_diffusion.training import make_model, save_model
 
 
 def _checkpoint(path: Path, n_context: int = 4) -> Path:
     config = Config(dataset="ns2d", size=16, n_context=n_context, n_future=15 - n_context, width=8, ch_mult=(1,))
     torch.manual_seed(0)
-    state = {"config": asdict(config), "seed": 0, "state_dict": make_model(config, 0.5).net.state_dict()}
-    torch.save(state, path)
+    save_model(make_model(config, 0.5), config, 0, path)
     return path
 
 

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from iclr25.dynamical_diffusion import data
+from iclr25.dynamical_diffusion.config import DATASETS
 from iclr25.dynamical_diffusion.data import (
     load_gluonts_dataset,
     load_sevir_h5,
@@ -50,6 +51,13 @@ def test_pde2d_and_heat_shapes() -> None:
     h = simulate_heat(3, n_frames=5, n_context=2, size=16, seed=0)
     assert a.shape == h.shape == (3, 5, 1, 16, 16)
     assert np.isfinite(a).all()
+
+
+def test_every_config_data_set_has_a_grid_simulator() -> None:
+    assert set(data.GRID_SIMULATORS) == set(DATASETS)
+    for name, sim in data.GRID_SIMULATORS.items():
+        x = sim(2, n_frames=3, n_context=1, size=8, seed=0)
+        assert x.shape[:2] == (2, 3) and x.ndim == (4 if name == "pde1d" else 5), name
 
 
 @pytest.mark.parametrize("kwargs", [{"n": 0}, {"n": 2, "n_context": 8, "n_frames": 8}, {"n": 2, "size": 2}])

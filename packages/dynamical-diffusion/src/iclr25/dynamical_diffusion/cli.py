@@ -6,11 +6,11 @@ Standard library only at module level, so `--help` answers instantly; torch load
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 
 from iclr25.dynamical_diffusion.config import (
+    DATASETS,
     MAX_CASES,
     MAX_FRAMES,
     MAX_SAMPLES,
@@ -28,17 +28,17 @@ from iclr25.shared.cli import (
     int_at_least,
     make_parser,
     package_main,
+    positive_float,
     scale_out_from_args,
 )
 from iclr25.shared.files import check_writable
-from iclr25.shared.progress import set_quiet
-from iclr25.shared.run import DEVICES, check_run_folder
+from iclr25.shared.run import DEVICES
 from iclr25.shared.validate import int_at_most, int_in
 
 PROG = "iclr25-dynamical-diffusion"
 SLUG = "dynamical-diffusion"
 SCALES = tuple(PRESETS)
-DATASETS = ("pde1d", "pde2d", "heat", "ns2d", "ts")
+SIMULATED = (*DATASETS, "ts")  # the training data sets and the multivariate series of `ts-bench`
 # `simulate` bounds, refused before any work: the paper's grids are at most 128 cells a side
 MAX_SIMULATE_N, MAX_SIMULATE_SIZE, MAX_SIMULATE_VALUES = 1_000_000, 256, 2**30
 
@@ -62,14 +62,14 @@ def _parser():
     add_run_args(rep, scales=SCALES, scale_out=True, presets=PRESETS)
     tr = sub.add_parser("train", help="train one model (r = 0 is DPM) on generated data; saves model.pt")
     add_run_args(tr, scales=SCALES, scale_out=True)
-    tr.add_argument("--dataset", choices=DATASETS[:4], default=None, help="data set (default: the preset's)")
+    tr.add_argument("--dataset", choices=DATASETS, default=None, help="data set (default: the preset's)")
     tr.add_argument("--r", type=float, default=None, help="gamma ratio r in [0, 1] (default: the preset's, 0.5)")
     sa = sub.add_parser("sample", help="sample forecasts of the test set from a trained model.pt")
     sa.add_argument("--checkpoint", type=Path, required=True)
     sa.add_argument("--out", type=Path, required=True, help="run folder for samples.npy, truth.npy and meta.json")
-    sa.add_argument("--n-samples", type=int, default=None)
-    sa.add_argument("--ddim-steps", type=int_at_most(MAX_T), default=None)
-    sa.add_argument("--clip-x0", type=float, default=None)
+    sa.add_argument("--n-samples", type=int_in(1, MAX_SAMPLES), default=None)
+    sa.add_argument("--ddim-steps", type=int_in(1, MAX_T), default=None, help="at most the model's T")
+    sa.add_argument("--clip-x0", type=positive_float, default=None)
     sa.add_argument("--seed", type=int, default=0)
     sa.add_argument("--device", choices=DEVICES, default="auto")
     sa.add_argument("--overwrite", action="store_true", help="replace a run folder an earlier run made")
@@ -108,9 +108,16 @@ def _parser():
     ts.add_argument("--seed", type=int_at_least(0), default=0)
     ts.add_argument("--device", choices=DEVICES, default="auto")
     si = sub.add_parser("simulate", help="write a generated data set as .npy")
-    si.add_argument("dataset", choices=DATASETS)
-    si.add_argument("--n", type=int, default=100, help=f"sequences (or time steps for ts), 1..{MAX_SIMULATE_N}")
-    si.add_argument("--size", type=int, default=32, help=f"cells per axis, 8..{MAX_SIMULATE_SIZE}")
+    si.add_argument("dataset", choices=SIMULATED)
+    si.add_argument(
+        "--n",
+        type=int_in(1, MAX_SIMULATE_N),
+        default=100,
+        help=f"sequences (or time steps for ts), 1..{MAX_SIMULATE_N}",
+    )
+    si.add_argument(
+        "--size", type=int_in(8, MAX_SIMULATE_SIZE), default=32, help=f"cells per axis, 8..{MAX_SIMULATE_SIZE}"
+    )
     si.add_argument("--seed", type=int, default=0)
     si.add_argument("--out", type=Path, required=True, help="the .npy file to write")
     si.add_argument("--overwrite", action="store_true", help="replace a file an earlier simulate wrote (never another)")
@@ -131,10 +138,9 @@ def _train(args) -> int:
 
     import torch
 
-    from iclr25.dynamical_diffusion.training import make_data, make_model, train
+    from iclr25.dynamical_diffusion.training import make_data, make_model, save_model, train
     from iclr25.shared.device import configure_torch, pick_device
     from iclr25.shared.fabric import Checkpointer
-    from iclr25.shared.files import save_torch
     from iclr25.shared.logging import MetricsLogger, NullLogger
     from iclr25.shared.results import atomic_write_json
     from iclr25.shared.run import is_follower, launch_fabric, open_run_folder
@@ -174,8 +180,7 @@ def _train(args) -> int:
             )
         if is_follower():  # rank 0 writes the model and the summary
             return 0
-        state = {"config": asdict(config), "seed": args.seed, "state_dict": model.net.state_dict()}
-        save_torch(out / "model.pt", state)
+        save_model(model, config, args.seed, out / "model.pt")
         atomic_write_json(out / "train.json", {"final_loss": stats.final_loss, "steps_per_s": stats.steps_per_s})
     print(
         f"trained r={config.gamma_ratio} on {config.dataset}: final loss {stats.final_loss:.4f}, "
@@ -184,48 +189,20 @@ def _train(args) -> int:
     return 0
 
 
-def _load_model(path: Path):
-    """(model, config, seed) from a model.pt written by `train`; weights only, nothing in the file runs."""
-    from iclr25.dynamical_diffusion.config import Config
-    from iclr25.dynamical_diffusion.training import make_model
-    from iclr25.shared.safeload import load_checkpoint
-
-    ckpt = load_checkpoint(path, required_keys=("config", "seed", "state_dict"), what="model.pt written by `train`")
-    try:
-        cfg = dict(ckpt["config"])
-        cfg["ch_mult"] = tuple(cfg["ch_mult"])
-        config = Config(**cfg)
-        model = make_model(config, config.gamma_ratio)
-        model.net.load_state_dict(ckpt["state_dict"])
-        return model, config, int(ckpt["seed"])
-    except Exception as e:  # any unreadable or foreign file becomes one clear line
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise CliError(f"checkpoint {path} is not a model.pt written by `train` ({first})") from e
-
-
 def _sample(args) -> int:
-    if args.n_samples is not None and not 1 <= args.n_samples <= MAX_SAMPLES:
-        raise CliError(f"--n-samples must be in [1, {MAX_SAMPLES}], got {args.n_samples}")
-    if args.ddim_steps is not None and args.ddim_steps < 1:
-        raise CliError(f"--ddim-steps must be >= 1, got {args.ddim_steps}")
-    if args.clip_x0 is not None and not (math.isfinite(args.clip_x0) and args.clip_x0 > 0):
-        raise CliError(f"--clip-x0 must be a finite number > 0, got {args.clip_x0}")
-    if not 0 <= args.seed < 2**32:
-        raise CliError(f"--seed must be an integer in [0, 2**32), got {args.seed}")
-    check_run_folder(args.out, args.overwrite)
+    check_verb_flags(args, SLUG, "sample", "")  # the seed, then the run folder --out names
     if not args.checkpoint.is_file():
         raise CliError(f"checkpoint {args.checkpoint} does not exist")
-    set_quiet(args.quiet)
     import numpy as np
     import torch
 
-    from iclr25.dynamical_diffusion.training import make_data, sample_batched
+    from iclr25.dynamical_diffusion.training import load_model, make_data, sample_batched
     from iclr25.shared.device import pick_device
     from iclr25.shared.files import write_with
     from iclr25.shared.results import atomic_write_json
     from iclr25.shared.run import open_run_folder
 
-    model, config, seed = _load_model(args.checkpoint)
+    model, config, seed = load_model(args.checkpoint)
     n_samples = args.n_samples or config.n_samples
     ddim = args.ddim_steps or config.ddim_steps
     if ddim > config.T:
@@ -287,10 +264,11 @@ def _eval_turbulence(args) -> int:
         if not path.is_file():
             raise CliError(f"{what} {path} does not exist")
     from iclr25.dynamical_diffusion.protocols import evaluate_turbulence
+    from iclr25.dynamical_diffusion.training import load_model
     from iclr25.shared.device import pick_device
 
     dev = pick_device(args.device)
-    model, _, _ = _load_model(args.checkpoint)
+    model, _, _ = load_model(args.checkpoint)
     metrics = evaluate_turbulence(
         model.to(dev).eval(),
         args.data,
@@ -327,10 +305,6 @@ def _ts_bench(args) -> int:
 
 
 def _simulate(args) -> int:
-    if not 1 <= args.n <= MAX_SIMULATE_N or not 8 <= args.size <= MAX_SIMULATE_SIZE:
-        raise CliError(
-            f"--n must be in [1, {MAX_SIMULATE_N}] and --size in [8, {MAX_SIMULATE_SIZE}], got {args.n} and {args.size}"
-        )
     per_item = {"pde1d": 8 * args.size, "pde2d": 15 * args.size**2, "heat": 15 * args.size**2}
     values = args.n * {**per_item, "ns2d": 30 * args.size**2, "ts": 8}[args.dataset]
     if values > MAX_SIMULATE_VALUES:
@@ -346,16 +320,10 @@ def _simulate(args) -> int:
     from iclr25.dynamical_diffusion import data
     from iclr25.shared.files import write_with
 
-    if args.dataset == "pde1d":
-        arr = data.simulate_advection_diffusion_1d(args.n, size=args.size, seed=args.seed)
-    elif args.dataset == "pde2d":
-        arr = data.simulate_advection_diffusion(args.n, size=args.size, seed=args.seed)
-    elif args.dataset == "heat":
-        arr = data.simulate_heat(args.n, size=args.size, seed=args.seed)
-    elif args.dataset == "ns2d":
-        arr = data.simulate_navier_stokes_2d(args.n, size=args.size, seed=args.seed)
-    else:
+    if args.dataset == "ts":
         arr = data.synthetic_multivariate_ts(args.n, seed=args.seed)
+    else:
+        arr = data.GRID_SIMULATORS[args.dataset](args.n, size=args.size, seed=args.seed)
     write_with(args.out, lambda f: np.save(f, arr), overwrite=args.overwrite)
     print(f"wrote {args.dataset} {arr.shape} to {args.out}")
     return 0

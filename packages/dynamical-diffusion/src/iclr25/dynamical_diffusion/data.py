@@ -6,6 +6,7 @@ Generators (numpy, exact spectral steps, vectorised over sequences):
 - `simulate_advection_diffusion` (2-D grid) and `simulate_heat` (2-D, no advection): GPU settings.
 - `simulate_navier_stokes_2d`: forced 2-D turbulence, velocity (u, v) on a 64x64 grid like the paper's Turbulence
   data (pseudo-spectral vorticity solver, `navier_stokes_step_2d`): the full (GPU) setting.
+- `GRID_SIMULATORS`: the grid generator of each data set name a config takes.
 - `synthetic_multivariate_ts`: sinusoids with two periods + AR(1) noise + cross-dimension mixing.
 
 Loaders (the official data formats; tested on tiny generated files):
@@ -21,6 +22,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -227,6 +229,15 @@ def simulate_navier_stokes_2d(
             w_hat = navier_stokes_step_2d(w_hat, dt, viscosity, forcing_hat, drag)
         frames.append(vorticity_to_velocity(w_hat))
     return torch.stack(frames, dim=1).float().cpu().numpy()
+
+
+# The generator of each grid data set a config names: f(n, n_frames=, n_context=, size=, seed=) -> (n, S, C, *grid).
+GRID_SIMULATORS: dict[str, Callable[..., np.ndarray]] = {
+    "pde1d": simulate_advection_diffusion_1d,
+    "pde2d": simulate_advection_diffusion,
+    "heat": simulate_heat,
+    "ns2d": simulate_navier_stokes_2d,  # also takes device=
+}
 
 
 def synthetic_multivariate_ts(n_steps: int, dim: int = 8, seed: int = 0, ar: float = 0.8) -> np.ndarray:

@@ -1,5 +1,6 @@
 """Training and evaluation loops for Dynamical Diffusion (arXiv 2503.00951) on in-memory sequence tensors, and the
-data (`make_data`) and model (`make_model`) a config trains.
+data (`make_data`) and model (`make_model`) a config trains, and the model.pt of a trained model (`save_model`,
+`load_model`).
 
 Training follows the official recipe: AdamW (PyTorch defaults, weight decay 0.01), constant learning rate, no
 gradient clipping, no weight EMA, uniform t, MSE on the mixed noise over all frames. Batches, timesteps and noise
@@ -9,7 +10,7 @@ come from one seeded generator, so DPM and DyDiff see the same batch sequence.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from iclr25.dynamical_diffusion.config import Config
 from iclr25.dynamical_diffusion.dydiff import DynamicalDiffusion
 from iclr25.dynamical_diffusion.metrics import crps_pwm, crps_pwm_map, ensemble_mse, official_rmse
 from iclr25.shared.device import synchronize
+from iclr25.shared.files import save_torch
 from iclr25.shared.progress import progress
 
 
@@ -33,14 +35,9 @@ def make_data(config: Config, seed: int, device: str = "cpu") -> tuple[np.ndarra
     from iclr25.dynamical_diffusion import data
 
     S = config.n_context + config.n_future
-    if config.dataset == "pde1d":
-        sim = data.simulate_advection_diffusion_1d
-    elif config.dataset == "pde2d":
-        sim = data.simulate_advection_diffusion
-    elif config.dataset == "heat":
-        sim = data.simulate_heat
-    else:
-        sim = partial(data.simulate_navier_stokes_2d, device=device)
+    sim = data.GRID_SIMULATORS[config.dataset]
+    if config.dataset == "ns2d":
+        sim = partial(sim, device=device)
     train = sim(config.n_train, n_frames=S, n_context=config.n_context, size=config.size, seed=seed)
     test = sim(config.n_test, n_frames=S, n_context=config.n_context, size=config.size, seed=seed + 10_000)
     scale = float(np.abs(train).max())
@@ -64,6 +61,35 @@ def make_model(config: Config, gamma_ratio: float, dependent_noise: bool | None 
         dependent_noise=config.dependent_noise if dependent_noise is None else dependent_noise,
         n_context=config.n_context,
     )
+
+
+MODEL_FILE = "model.pt written by `train`"
+
+
+def save_model(model: DynamicalDiffusion, config: Config, seed: int, path: Any, *, overwrite: bool = False) -> None:
+    """Save `model`'s network weights with the config it was built and trained from (a plain dict) and the data seed
+    to `path`, through the guarded writer (into a run folder this process holds, or as a new file)."""
+    state = {"config": asdict(config), "seed": seed, "state_dict": model.net.state_dict()}
+    save_torch(path, state, overwrite=overwrite)
+
+
+def load_model(path: Any) -> tuple[DynamicalDiffusion, Config, int]:
+    """(model, config, seed) from a file `save_model` wrote, on the CPU; a foreign, corrupt or unsafe file is a
+    one-line error naming `path`.
+
+    Weights only (`iclr25.shared.safeload`): the file holds a config dict, a seed and tensors; nothing in it runs.
+    """
+    from iclr25.shared.safeload import load_checkpoint
+
+    state = load_checkpoint(path, required_keys=("config", "seed", "state_dict"), what=MODEL_FILE)
+    try:
+        config = Config(**{**state["config"], "ch_mult": tuple(state["config"]["ch_mult"])})
+        model = make_model(config, config.gamma_ratio)
+        model.net.load_state_dict(state["state_dict"])
+        return model, config, int(state["seed"])
+    except Exception as e:  # any unreadable or foreign content becomes one clear line
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"checkpoint {path} is not a {MODEL_FILE} ({first})") from e
 
 
 @dataclass
