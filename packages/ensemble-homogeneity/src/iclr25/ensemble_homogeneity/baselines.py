@@ -8,7 +8,8 @@ The Jensen-gap "explanation" itself is `analysis.jensen_gap`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -22,11 +23,13 @@ def heterogeneous_ensemble(
     seed: int = 0,
     settings: TrainSettings | None = None,
     device: str = "cpu",
+    options: Callable[[int], dict[str, Any]] | None = None,
 ) -> tuple[np.ndarray, list[dict]]:
     """Concatenate MLP members of different recipes: `parts` = [(width, n_members, epochs or None), ...].
 
     `epochs=None` trains to interpolation (or `settings.max_epochs`); an integer stops after that many epochs.
-    Spec §6a: [(256, 1, None), (4, 3, 5)] on digits.
+    Spec §6a: [(256, 1, None), (4, 3, 5)] on digits. `options(i)`: more keyword arguments of `train_homogeneous`
+    for part i (workers, fabric, checkpointer, logger).
     """
     settings = settings or TrainSettings()
     probs, infos = [], []
@@ -34,7 +37,10 @@ def heterogeneous_ensemble(
         s = settings
         if epochs is not None:
             s = TrainSettings(settings.lr, settings.batch_size, epochs, False, settings.lr_schedule)
-        p, info = train_homogeneous(data, "mlp", width, members, seed=seed + 100 * (i + 1), settings=s, device=device)
+        more = options(i) if options is not None else {}
+        p, info = train_homogeneous(
+            data, "mlp", width, members, seed=seed + 100 * (i + 1), settings=s, device=device, **more
+        )
         probs.append(p)
         infos.append({"width": width, "members": members, "epochs": info["epochs"], "train_acc": info["train_acc"]})
     return np.concatenate(probs), infos
@@ -57,9 +63,11 @@ def wider_single_model(
     seed: int = 0,
     settings: TrainSettings | None = None,
     device: str = "cpu",
+    **options: Any,
 ) -> tuple[np.ndarray, dict]:
-    """Train one MLP with the parameter count of an `n_members` x width-`width` ensemble; probs (1, N, C)."""
+    """Train one MLP with the parameter count of an `n_members` x width-`width` ensemble; probs (1, N, C).
+    `options`: more keyword arguments of `train_homogeneous` (fabric, checkpointer, logger)."""
     k = matched_width(data.input_shape[0], width, data.n_classes, n_members)
-    probs, info = train_homogeneous(data, "mlp", k, 1, seed=seed + 7, settings=settings, device=device)
+    probs, info = train_homogeneous(data, "mlp", k, 1, seed=seed + 7, settings=settings, device=device, **options)
     info["width"] = k
     return probs, info

@@ -44,7 +44,7 @@ def _parser():
     parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,train,analyze,estimate}")
     rep = sub.add_parser("reproduce", help="run a preset (ci, quick, full) and print its claims table")
-    add_run_args(rep, scales=("ci", "quick", "full"), presets=PRESETS)
+    add_run_args(rep, scales=("ci", "quick", "full"), presets=PRESETS, scale_out=True)
     tr = sub.add_parser("train", help="train a homogeneous ensemble and save its test probabilities (.npz)")
     tr.add_argument("--dataset", choices=TRAIN_DATASETS, default="digits", help="(default: %(default)s)")
     tr.add_argument(

@@ -79,6 +79,7 @@ MAX_BATCH = 65_536
 MAX_SUBSETS = 1_000_000  # random pairs and subsets
 MAX_IMAGES = 10_000_000  # training images
 MAX_THREADS = 1024
+MAX_STEPS = 100_000_000  # checkpoint intervals (optimisation steps)
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,11 @@ class Config(Validated):
     # size of the generated image task used when data_dir has no CIFAR files
     image_train: Annotated[int, AtLeast(100), AtMost(MAX_IMAGES)] = 10000
     threads: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1  # torch CPU threads (tiny matmuls run fastest on one)
+    # processes that train an ensemble's members (in chunks; the members of workers=1, see training.train_homogeneous);
+    # the other way to scale out is --devices (Fabric ranks): the two are not combined
+    workers: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1
+    # checkpoint every this many SGD steps (0: only with --checkpoint-every or --resume); `--resume auto` continues
+    checkpoint_every: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 0
     figures: Flag = True
     # write each run's test probabilities as preds_<run>.npz (about 1-2 MB each)
     save_preds: Flag = False
@@ -174,6 +180,7 @@ PRESETS: dict[str, Config] = {
         wider_baseline=False,
         mc_subsets=20,
         threads=4,
+        checkpoint_every=2000,  # about 5 CIFAR-10 epochs of batch 128
     ),
 }
 

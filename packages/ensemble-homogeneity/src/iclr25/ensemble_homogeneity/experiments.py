@@ -11,9 +11,9 @@ from contextlib import nullcontext
 from typing import Any
 
 from iclr25.ensemble_homogeneity.config import Config, parse_run
-from iclr25.shared.run import Run
+from iclr25.shared.run import Run, is_follower
 
-__all__ = ["LOSS_NAMES", "analyse", "curve_sizes", "get_dataset", "measure", "run_name"]
+__all__ = ["LOSS_NAMES", "analyse", "check_scale_out", "curve_sizes", "get_dataset", "measure", "run_name"]
 
 LOSS_NAMES = ("brier_true", "brier_multiclass", "nll", "error")
 
@@ -36,6 +36,25 @@ def get_dataset(name: str, config: Config, seed: int = 0) -> tuple[Any, str]:
     ds = data.make_image_task(n_train=config.image_train, n_test=max(1000, config.image_train // 5), seed=seed)
     why = "" if name == "image" else f" ({name} asked for, but no data_dir was given: NOT {name})"
     return data.standardise_images(ds), f"generated Gaussian-mixture image task{why}"
+
+
+def check_scale_out(config: Config, scale_out: Any) -> None:
+    """Refuse, before any work, member workers combined with Fabric ranks or checkpoints (two ways to scale out)."""
+    scaled = scale_out is not None and (scale_out.wants_fabric or scale_out.checkpoint_every or scale_out.resume)
+    if config.workers > 1 and scaled:
+        raise ValueError(
+            "workers > 1 trains an ensemble's members in separate processes; --devices, --num-nodes, "
+            "--precision, --checkpoint-every and --resume scale out with Fabric ranks instead: use workers=1"
+        )
+    if config.workers > 1 and config.checkpoint_every:
+        raise ValueError("workers > 1 trains members in separate processes without checkpoints; set checkpoint_every=0")
+
+
+def _training(run: Run, config: Config, name: str) -> dict[str, Any]:
+    """`train_homogeneous`'s scale-out arguments for one training (checkpoints in `checkpoints/<name>`), its logger
+    and the member workers."""
+    options = run.training_options(name, config.checkpoint_every)
+    return {**options, "logger": run.logger, "prefix": f"{name}/", "workers": config.workers, "threads": config.threads}
 
 
 def curve_sizes(config: Config, members: int) -> tuple[list[int], list[int]]:
@@ -139,16 +158,22 @@ def measure(config: Config, run: Run) -> tuple[dict[str, Any], dict[str, float],
             cache[name], metrics["data"][name] = get_dataset(name, config, run.seed)
         return cache[name]
 
-    def log(spec: str):
-        return lambda row: run.logger.log({"run": spec, **row}, step=row["step"])
-
+    check_scale_out(config, run.scale_out)
     threads = torch_threads(config.threads) if device == "cpu" else nullcontext()
     with threads:
         for spec in config.runs:
             name, (ds_name, model, width, members) = run_name(spec), parse_run(spec)
             ds = dataset(ds_name)
             probs, info = train_homogeneous(
-                ds, model, width, members, run.seed, settings, device, progress=run.progress, log=log(spec)
+                ds,
+                model,
+                width,
+                members,
+                run.seed,
+                settings,
+                device,
+                progress=run.progress,
+                **_training(run, config, name),
             )
             samples += info["member_samples_per_s"] * info["train_seconds"]
             seconds += info["train_seconds"]
@@ -157,7 +182,9 @@ def measure(config: Config, run: Run) -> tuple[dict[str, Any], dict[str, float],
             res["train"]["min_train_acc"] = float(np.min(info["train_acc"]))
             res["params_per_member"] = info["n_params_per_member"]
             if config.wider_baseline and model == "mlp":
-                wp, winfo = wider_single_model(ds, width, members, run.seed, settings, device)
+                options = _training(run, config, f"wider-{name}")
+                options.pop("workers"), options.pop("threads")  # one model
+                wp, winfo = wider_single_model(ds, width, members, run.seed, settings, device, **options)
                 res["wider_model"] = {
                     "width": winfo["width"],
                     "epochs": winfo["epochs"],
@@ -167,7 +194,7 @@ def measure(config: Config, run: Run) -> tuple[dict[str, Any], dict[str, float],
                 }
             metrics["runs"][name] = res
             pools[name] = (probs, ds.y_test)
-            if config.save_preds:
+            if config.save_preds and not is_follower():
                 meta = {"run": spec, "seed": run.seed, "epochs": info["epochs"]}
                 EnsemblePredictions(probs, ds.y_test, meta).to_npz(run.dir / f"preds_{name}.npz")
 
@@ -175,7 +202,17 @@ def measure(config: Config, run: Run) -> tuple[dict[str, Any], dict[str, float],
         if config.control_members and gate_runs:
             ds_name, model, width, _ = parse_run(gate_runs[0])
             ds = dataset(ds_name)
-            cp, cinfo = train_homogeneous(ds, model, width, config.control_members, run.seed, settings, device, True)
+            cp, cinfo = train_homogeneous(
+                ds,
+                model,
+                width,
+                config.control_members,
+                run.seed,
+                settings,
+                device,
+                True,
+                **_training(run, config, "control-identical"),
+            )
             de = A.distributional_equivalence(cp, ds.y_test, alpha=config.de_alpha)
             metrics["control_identical"] = {
                 "run": f"{ds_name}:{model}:{width}:{config.control_members} (one shared seed)",
@@ -191,7 +228,9 @@ def measure(config: Config, run: Run) -> tuple[dict[str, Any], dict[str, float],
                 (config.hetero_wide, 1, None),
                 (config.hetero_narrow, config.hetero_narrow_members, config.hetero_narrow_epochs),
             ]
-            hp, hinfo = heterogeneous_ensemble(ds, parts, run.seed, settings, device)
+            hp, hinfo = heterogeneous_ensemble(
+                ds, parts, run.seed, settings, device, lambda i: _training(run, config, f"heterogeneous-part{i}")
+            )
             j = A.jensen_gap(hp, ds.y_test, "brier_true")
             de = A.distributional_equivalence(hp, ds.y_test, alpha=config.de_alpha)
             metrics["heterogeneous"] = {

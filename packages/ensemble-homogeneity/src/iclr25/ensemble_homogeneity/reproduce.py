@@ -9,10 +9,10 @@ from typing import Any
 
 from iclr25.ensemble_homogeneity.claims import declared
 from iclr25.ensemble_homogeneity.config import IMAGE_DATASETS, PRESETS, Config, parse_run
-from iclr25.ensemble_homogeneity.experiments import measure
+from iclr25.ensemble_homogeneity.experiments import check_scale_out, measure
 from iclr25.shared.claims import evaluate
 from iclr25.shared.results import Report
-from iclr25.shared.run import Run, reproduction
+from iclr25.shared.run import Run, is_follower, reproduction, resolve_preset
 
 SLUG = "ensemble-homogeneity"
 
@@ -65,12 +65,12 @@ def _figures(config: Config, run: Run, metrics: dict[str, Any], pools: dict) -> 
     return ["distributional_equivalence.png", "ensemble_curves.png"]
 
 
-@reproduction(SLUG, PRESETS)
-def run(active: Run) -> Report:
+@reproduction(SLUG, PRESETS, precision=True)
+def _reproduce(active: Run) -> Report:
     """Run the `scale` preset (or `config`); writes results.json, report.md and figures; returns the report."""
     cfg = active.config
     metrics, throughput, pools = measure(cfg, active)
-    figures = _figures(cfg, active, metrics, pools) if cfg.figures else []
+    figures = _figures(cfg, active, metrics, pools) if cfg.figures and not is_follower() else []
     notes = (
         "Members differ only in init seed and data order; ensemble = mean of member probabilities. "
         "KS tests pair two members scored on the same test points (conservative). "
@@ -81,3 +81,13 @@ def run(active: Run) -> Report:
         notes += " Image runs use the CNN/ResNet18 of Nakkiran et al. (no augmentation)."
     claims = evaluate(declared(cfg), metrics, cfg)
     return active.report(claims, metrics, throughput=throughput, figures=figures, notes=notes)
+
+
+def run(
+    scale: str = "quick", out: Any = None, *, config: Config | None = None, scale_out: Any = None, **options
+) -> Report:
+    """Run the `scale` preset (or `config`); writes results.json, report.md and figures; returns the report.
+    `options`: seed, device, wandb, overwrite (see `iclr25.shared.run.reproduction`); `scale_out`: the Fabric
+    flags. Member workers combined with Fabric ranks are refused before the run folder is made."""
+    check_scale_out(resolve_preset(PRESETS, scale, config), scale_out)
+    return _reproduce(scale, out, config=config, scale_out=scale_out, **options)
