@@ -151,21 +151,41 @@ class MultiTargetGame(nn.Module):
         super().__init__()
         self.sender, self.channel, self.receiver = sender, channel, receiver
 
-    def message(self, targets: Tensor, n_words: int) -> tuple[Tensor, ChannelOutput]:
+    def channel_noise(self, batch: int) -> Tensor | None:
+        """The channel's training noise for `batch` games as its forward pass draws it (torch's global RNG), one
+        row per game: (batch, rows, vocab) uniforms for the GS channel (rows: the Sender's slots, else 1); None for
+        the noise-free channels. Given back to `forward(..., noise=)` (e.g. a slice of a batch that several processes
+        share), it replaces the channel's own draw."""
+        from iclr25.compose_decompose.baselines import GumbelChannel
+
+        if not isinstance(self.channel, GumbelChannel) or not self.training:
+            return None
+        rows = self.sender.slots if self.sender.kind == "slots" else 1
+        return torch.rand(batch, rows, self.channel.vocab)
+
+    def message(self, targets: Tensor, n_words: int, noise: Tensor | None = None) -> tuple[Tensor, ChannelOutput]:
         """z and the channel's words for the targets (n_words per message; slots: one word per slot)."""
         z = self.sender(targets)
+        given = {} if noise is None else {"noise": noise.reshape(-1, noise.shape[-1])}
         if self.sender.kind == "slots":
             b, L, d = z.shape
-            out = self.channel(z.reshape(b * L, d), 1)
+            out = self.channel(z.reshape(b * L, d), 1, **given)
             words, vecs = out.words.view(b, L), out.vectors.view(b, L, -1)
             return z, ChannelOutput(words, vecs, out.loss * L, out.logs)
-        return z, self.channel(z, n_words)
+        return z, self.channel(z, n_words, **given)
 
     def forward(
-        self, targets: Tensor, candidates: Tensor, labels: Tensor, n_words: int = 1, zero_message: bool = False
+        self,
+        targets: Tensor,
+        candidates: Tensor,
+        labels: Tensor,
+        n_words: int = 1,
+        zero_message: bool = False,
+        noise: Tensor | None = None,
     ) -> GameOutput:
-        """Play the games; `zero_message` replaces the message vectors by zeros (the no-communication control)."""
-        z, out = self.message(targets, n_words)
+        """Play the games; `zero_message` replaces the message vectors by zeros (the no-communication control);
+        `noise`: the channel's training noise (`channel_noise`) instead of its own draw."""
+        z, out = self.message(targets, n_words, noise)
         vectors = torch.zeros_like(out.vectors) if zero_message else out.vectors
         log_p, log_1mp = self.receiver(vectors, candidates)
         game_loss = bce_from_logs(log_p, log_1mp, labels)

@@ -30,15 +30,17 @@ class GumbelChannel(nn.Module):
         self.vocab, self.tau, self.msg_dim = vocab, tau, vocab
         self.head = nn.Linear(dim, vocab)
 
-    def forward(self, z: Tensor, n_words: int = 1) -> ChannelOutput:
-        """Words for z (B, d): sampled (training) or arg-top (evaluation), as one-hot vectors (B, n, vocab)."""
+    def forward(self, z: Tensor, n_words: int = 1, noise: Tensor | None = None) -> ChannelOutput:
+        """Words for z (B, d): sampled (training) or arg-top (evaluation), as one-hot vectors (B, n, vocab);
+        `noise` (B, vocab): the uniforms of the Gumbel draw, else drawn here (torch's global RNG)."""
         if not 1 <= n_words <= self.vocab:
             raise ValueError(f"n_words must be in 1..vocab = {self.vocab}, got {n_words}")
         logits = self.head(z)  # (B, V)
         if not self.training:
             words = logits.topk(n_words, dim=-1).indices  # (B, n)
             return ChannelOutput(words, F.one_hot(words, self.vocab).to(z.dtype), z.new_zeros(()), {})
-        u = torch.rand_like(logits).clamp_(1e-10, 1 - 1e-10)
+        u = torch.rand_like(logits) if noise is None else noise.to(logits.device, logits.dtype)
+        u = u.clamp(1e-10, 1 - 1e-10)
         y = (logits - torch.log(-torch.log(u))) / self.tau  # Gumbel-perturbed logits
         mask = torch.zeros_like(y, dtype=torch.bool)
         words, vecs = [], []

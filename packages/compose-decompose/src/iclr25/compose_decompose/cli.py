@@ -16,8 +16,11 @@ from iclr25.shared.cli import (
     CliError,
     add_run_args,
     build_config,
+    check_verb_flags,
     make_parser,
     package_main,
+    reproduce_command,
+    scale_out_from_args,
 )
 from iclr25.shared.validate import int_at_most
 
@@ -41,9 +44,9 @@ def _parser():
     parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,train,compose,eval,cbm}")
     rep = sub.add_parser("reproduce", help="run the ci/quick/full reproduction and print its claims table")
-    add_run_args(rep, scales=SCALES, presets=PRESETS)
+    add_run_args(rep, scales=SCALES, presets=PRESETS, scale_out=True)
     tr = sub.add_parser("train", help="train Sender, channel and Receiver on Decompose (or Compose) games")
-    add_run_args(tr, scales=SCALES)
+    add_run_args(tr, scales=SCALES, scale_out=True)
     tr.add_argument("--step", choices=("decompose", "compose"), default="decompose", help="game (default: %(default)s)")
     tr.add_argument("--channel", choices=CHANNELS, default="cb", help="channel (default: %(default)s)")
     tr.add_argument("--dataset", choices=DATASETS, default="shapes", help="data (default: %(default)s)")
@@ -85,25 +88,56 @@ def _checkpoint(run_dir: Path) -> Path:
     return path
 
 
+def _check_scale_out(args) -> object:
+    """The `ScaleOut` of the flags, refusing before any work what the loops do not do (sharded parameters)."""
+    scale_out = scale_out_from_args(args)
+    if scale_out.strategy == "fsdp":
+        raise CliError(
+            "--strategy fsdp: the training loop checkpoints one full state dict from rank 0; use ddp (or auto)"
+        )
+    return scale_out
+
+
+def _reproduce(args) -> int:
+    _check_scale_out(args)
+    return reproduce_command("compose-decompose", args, "iclr25.compose_decompose.reproduce:run", PRESETS)
+
+
 def _train(args) -> int:
     from iclr25.compose_decompose.config import PRESETS
-    from iclr25.shared.run import default_run_dir, open_run_folder
+    from iclr25.shared.run import open_run_folder
 
+    scale_out = _check_scale_out(args)
     cfg = build_config(PRESETS[args.scale], args.config, args.overrides)
     steps = cfg.steps if args.steps is None else args.steps
     if steps < 1:
         raise CliError(f"--steps must be >= 1, got {steps}")
-    out = args.out or default_run_dir("compose-decompose", "train", args.scale)
-    with open_run_folder(out, args.overwrite, paper="compose-decompose", command="train") as folder:
+    out = check_verb_flags(args, "compose-decompose", "train", args.scale)
+    resume = scale_out.resume == "auto"
+    with open_run_folder(out, args.overwrite, paper="compose-decompose", command="train", resume=resume) as folder:
         import torch
 
         from iclr25.compose_decompose.data import make_dataset, write_cbm_jsonl
         from iclr25.compose_decompose.training import decompose_then_compose, evaluate, message_samples, save_checkpoint
         from iclr25.shared.device import pick_device
+        from iclr25.shared.fabric import Checkpointer
+        from iclr25.shared.logging import MetricsLogger, NullLogger
         from iclr25.shared.results import atomic_write_json
+        from iclr25.shared.run import is_follower, launch_fabric
 
         torch.set_num_threads(cfg.threads)
         device = pick_device(args.device)
+        fabric = launch_fabric(folder, args.device, scale_out) if scale_out.wants_fabric else None
+        every = scale_out.checkpoint_every or cfg.checkpoint_every
+
+        def scale(phase: str) -> dict:
+            options: dict = {} if fabric is None else {"fabric": fabric}
+            if every or scale_out.resume:
+                options.update(
+                    checkpointer=Checkpointer(folder / "checkpoints" / phase, every), resume=scale_out.resume
+                )
+            return options
+
         settings = {
             "dataset": args.dataset,
             "seed": args.seed,
@@ -134,23 +168,29 @@ def _train(args) -> int:
         compose = args.step == "compose"
         keys = ("hidden", "sender", "combine", "beta1", "beta2", "init", "dead_after", "gs_word_init")
         agent = {k: settings[k] for k in keys}
-        res = decompose_then_compose(
-            data,
-            channel=args.channel,
-            steps=steps,
-            batch=cfg.batch,
-            lr=cfg.lr,
-            K=cfg.K,
-            dim=cfg.dim,
-            eval_games=cfg.eval_games,
-            compose_size=cfg.compose_size,
-            train_phrase_size=cfg.compose_size if compose else 1,
-            train_distractors="hard" if compose else "uniform",
-            seed=args.seed,
-            device=device,
-            **agent,
-        )
+        name = f"compose-decompose-train-{args.channel}-{args.dataset}"
+        with NullLogger() if is_follower() else MetricsLogger(folder, wandb=args.wandb, name=name) as logger:
+            res = decompose_then_compose(
+                data,
+                channel=args.channel,
+                steps=steps,
+                batch=cfg.batch,
+                lr=cfg.lr,
+                K=cfg.K,
+                dim=cfg.dim,
+                eval_games=cfg.eval_games,
+                compose_size=cfg.compose_size,
+                train_phrase_size=cfg.compose_size if compose else 1,
+                train_distractors="hard" if compose else "uniform",
+                seed=args.seed,
+                device=device,
+                **agent,
+                log=logger.log,
+                scale_out=scale,
+            )
         game = res.pop("game")
+        if is_follower():  # rank 0 writes the model, the messages and the summary
+            return 0
         save_checkpoint(folder / "checkpoint.pt", game.cpu(), settings)
         ev = evaluate(game, data, 500, 1, "train")
         samples = message_samples(ev["words"], ev["phrases"])
@@ -237,7 +277,9 @@ def _cbm(args) -> int:
     return 0
 
 
-main = package_main(PROG, _parser, {"train": _train, "compose": _compose, "eval": _eval, "cbm": _cbm})
+main = package_main(
+    PROG, _parser, {"reproduce": _reproduce, "train": _train, "compose": _compose, "eval": _eval, "cbm": _cbm}
+)
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ class CodebookChannel(nn.Module):
         if len(dead) == 0 or self.dead_after <= 0:
             return 0
         pick = torch.randint(z.shape[0], (len(dead),), generator=generator)
-        self.codebook.data[dead] = z.detach().reshape(-1, self.dim)[pick]
+        self.codebook.data[dead] = z.detach().reshape(-1, self.dim)[pick].to(self.codebook.dtype)
         self.last_used[dead] = self.steps
         self.reseeded += len(dead)
         return len(dead)

@@ -94,6 +94,8 @@ class Config(Validated):
     gate_max_zero_acc: PositiveFloat = 0.55  # spec 9.6
     break_message: Flag = False  # train with the message zeroed (a deliberately broken variant for the gate test)
     threads: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1  # torch CPU threads
+    # training steps between checkpoints of every loop (0: none unless `--checkpoint-every` or `--resume` asks)
+    checkpoint_every: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 0
 
 
 PRESETS: dict[str, Config] = {
@@ -115,6 +117,7 @@ PRESETS: dict[str, Config] = {
         shape_extended=True,
         ablations=ABLATIONS,
         eval_games=5000,
+        checkpoint_every=2000,
     ),
 }
 

@@ -119,6 +119,7 @@ def measure(cfg: Config, run: Any) -> dict[str, Any]:
 
     from iclr25.compose_decompose.data import write_cbm_jsonl
     from iclr25.compose_decompose.training import decompose_then_compose, evaluate, message_samples
+    from iclr25.shared.run import is_follower
 
     device = run.device  # resolving the device sets torch's thread count; ours comes after it
     torch.set_num_threads(cfg.threads)
@@ -139,8 +140,12 @@ def measure(cfg: Config, run: Any) -> dict[str, Any]:
             curve: list[dict[str, float]] = []
 
             def log(row: dict[str, Any], step: int, name: str = name, curve: list = curve) -> None:
-                curve.append({"step": step, **row})
-                run.logger.log({"run": name, **row}, step)
+                if "decompose/train_game_acc" in row:  # the Decompose curve, for the figure
+                    curve.append({"step": step, "train_game_acc": row["decompose/train_game_acc"]})
+                run.logger.log({f"{name}/{k}": v for k, v in row.items()}, step)
+
+            def scale_out(phase: str, name: str = name) -> dict[str, Any]:
+                return run.training_options(f"{name}/{phase}", cfg.checkpoint_every)
 
             res = decompose_then_compose(
                 data,
@@ -158,10 +163,11 @@ def measure(cfg: Config, run: Any) -> dict[str, Any]:
                 zero_message=cfg.break_message,
                 tick=bar.update,
                 log=log,
+                scale_out=scale_out,
                 **kwargs,
             )
             game = res.pop("game")
-            if name == exps[0][0]:  # the first CB/GS run's Decompose messages, in the CBM log format
+            if name == exps[0][0] and not is_follower():  # the first run's Decompose messages, in the CBM format
                 ev = evaluate(game, data, 500, 1, "train", device=device)
                 samples = message_samples(ev["words"], ev["phrases"])
                 names = [data.space.fvp_name(p[0]) for _, p in samples]

@@ -18,7 +18,7 @@ from iclr25.compose_decompose.config import PRESETS
 from iclr25.compose_decompose.experiments import measure
 from iclr25.shared.claims import evaluate
 from iclr25.shared.results import Report, save_figure
-from iclr25.shared.run import Run, reproduction
+from iclr25.shared.run import Run, is_follower, reproduction
 
 SLUG = "compose-decompose"
 
@@ -71,12 +71,12 @@ def _figures(m: dict[str, Any], seed: int, folder: Path) -> list[str]:
     return names
 
 
-@reproduction(SLUG, PRESETS)
+@reproduction(SLUG, PRESETS, precision=True)
 def run(r: Run) -> Report:
     """Run the reproduction at `scale` (or `config`), write results.json + report.md + figures into `out`."""
     cfg = r.config
     metrics = measure(cfg, r)
-    figures = _figures(metrics, r.seed, r.dir)
+    figures = [] if is_follower() else _figures(metrics, r.seed, r.dir)  # rank 0 writes the figures
     metrics.pop("_curves")
     throughput = metrics.pop("throughput")
     notes = (

@@ -9,6 +9,7 @@ fine-tuned), and the measurements of spec 3.5. Custom loop, Adam, no Lightning.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +33,7 @@ from iclr25.compose_decompose.metrics import (
     topsim,
 )
 from iclr25.shared.files import save_torch
+from iclr25.shared.logging import training_row
 
 CHANNELS = ("cb", "gs", "qt")
 
@@ -106,13 +108,32 @@ def train(
     log: Callable[[dict[str, Any], int], None] | None = None,
     log_every: int = 100,
     tick: Callable[[], None] | None = None,
+    *,
+    fabric: Any = None,
+    checkpointer: Any = None,
+    resume: str | None = None,
 ) -> dict[str, Any]:
     """Train all agents jointly with Adam on games of `phrase_size`-FVP phrases over training combinations.
 
     Decompose: phrase_size = 1. Compose fine-tuning: phrase_size >= 2. A k-means codebook is initialised from the
-    Sender outputs of the first `init_games` games. Returns the loss curve and the training throughput.
+    Sender outputs of the first `init_games` games. Returns the loss curve and the training throughput. `log(row,
+    step)` sees every `log_every`-th step and the last one, under the shared training names (`loss`: the game loss,
+    `lr`, `throughput` in games/s) plus `train_game_acc` and the channel's own terms, averaged since the last row.
+
+    With `fabric` (several processes, `iclr25.shared.fabric`), every process draws the same `batch` games (and, for
+    GS, the Gumbel noise of every game: `MultiTargetGame.channel_noise`) and plays its slice of `batch / processes`
+    games; every loss term is a mean over games, so DDP's averaged gradient is the whole batch's. The codebook's
+    dead-code re-seeding sees every process's Sender outputs and words (gathered in batch order), so it is the same
+    on every process and equal to one process's on the whole batch. With `checkpointer`, the agents, the optimizer,
+    the step, the game sampler's and the re-seeding generator's states, the running averages and the curve are saved
+    every `checkpointer.every` steps and at the end; `resume` ("auto" or a checkpoint file) continues exactly.
     """
     sampler = GameSampler(data, n_targets, n_distractors, phrase_size, "train", distractors, seed=seed)
+    rank, world = (fabric.global_rank, fabric.world_size) if fabric is not None else (0, 1)
+    if batch % world:
+        raise ValueError(f"batch {batch} must be a multiple of the {world} processes")
+    if fabric is not None:
+        device = fabric.device
     game.to(device).train()
     gen = torch.Generator().manual_seed(seed)
     channel = game.channel
@@ -121,32 +142,97 @@ def train(
             zs = [game.sender(_tensors(sampler.sample(batch), device)[0]) for _ in range(max(1, init_games // batch))]
             channel.initialize(torch.cat(zs).reshape(-1, channel.dim).cpu(), generator=gen)
     opt = torch.optim.Adam(game.parameters(), lr=lr)
+    model = game
+    if fabric is not None:
+        model, opt = fabric.setup(game, opt)
     curve: list[dict[str, float]] = []
     acc_sum, loss_sum, n_sum = 0.0, 0.0, 0
+    first = 1
+    if checkpointer is not None:
+        state = _loop_state(model, opt, 0, sampler, gen, (acc_sum, loss_sum, n_sum), curve)
+        if checkpointer.resume(resume, state, fabric) is not None:
+            first, (acc_sum, loss_sum, n_sum), curve = _restore_loop(state, sampler, gen)
+    share = batch // world
     start = time.perf_counter()
-    for step in range(1, steps + 1):
+    for step in range(first, steps + 1):
         games = sampler.sample(batch)
         targets, candidates, labels = _tensors(games, device)
-        out = game(targets, candidates, labels, n_words=phrase_size, zero_message=zero_message)
+        if fabric is None:
+            out = model(targets, candidates, labels, n_words=phrase_size, zero_message=zero_message)
+        else:
+            noise = game.channel_noise(batch)  # the whole batch's draw, the same on every process
+            part = slice(rank * share, (rank + 1) * share)
+            targets, candidates, labels = targets[part], candidates[part], labels[part]
+            noise = None if noise is None else noise[part].to(device)
+            out = model(targets, candidates, labels, n_words=phrase_size, zero_message=zero_message, noise=noise)
         opt.zero_grad(set_to_none=True)
-        out.loss.backward()
+        if fabric is None:
+            out.loss.backward()
+        else:
+            fabric.backward(out.loss)
         opt.step()
         if isinstance(channel, CodebookChannel):
-            channel.after_step(out.z.detach(), out.channel.words, generator=gen)
+            z, words = out.z.detach(), out.channel.words
+            if fabric is not None:  # every process's games, in batch order
+                z = fabric.all_gather(z).reshape(-1, *z.shape[1:])
+                words = fabric.all_gather(words).reshape(-1, *words.shape[1:])
+            channel.after_step(z, words, generator=gen)
         acc_sum += float((out.predictions == labels.bool()).all(1).float().mean())
         loss_sum += float(out.game_loss.detach())
         n_sum += 1
         if step % log_every == 0 or step == steps:
             row = {"game_loss": loss_sum / n_sum, "train_game_acc": acc_sum / n_sum, **out.channel.logs}
+            if fabric is not None:  # the mean over processes of equal shares: the whole batches' averages
+                names = list(row)
+                values = torch.tensor([row[k] for k in names], dtype=torch.float64, device=device)
+                row = dict(zip(names, fabric.all_reduce(values, reduce_op="mean").tolist(), strict=True))
             curve.append({"step": step, **row})
             if log is not None:
-                log(row, step)
+                speed = (step - first + 1) * batch / max(time.perf_counter() - start, 1e-9)
+                extra = {k: v for k, v in row.items() if k != "game_loss"}
+                log(training_row(row["game_loss"], lr=lr, throughput=speed, **extra), step)
             acc_sum, loss_sum, n_sum = 0.0, 0.0, 0
         if tick is not None:
             tick()
+        if checkpointer is not None and checkpointer.every and step % checkpointer.every == 0:
+            checkpointer.save(_loop_state(model, opt, step, sampler, gen, (acc_sum, loss_sum, n_sum), curve), fabric)
+    if checkpointer is not None and first <= steps and not (checkpointer.every and steps % checkpointer.every == 0):
+        checkpointer.save(_loop_state(model, opt, steps, sampler, gen, (acc_sum, loss_sum, n_sum), curve), fabric)
     seconds = time.perf_counter() - start
     reseeded = int(channel.reseeded) if isinstance(channel, CodebookChannel) else 0
-    return {"curve": curve, "seconds": seconds, "games_per_s": steps * batch / max(seconds, 1e-9), "reseeded": reseeded}
+    trained = max(0, steps - first + 1)
+    return {
+        "curve": curve,
+        "seconds": seconds,
+        "games_per_s": trained * batch / max(seconds, 1e-9),
+        "reseeded": reseeded,
+    }
+
+
+def _loop_state(
+    model: Any, opt: Any, step: int, sampler: GameSampler, gen: torch.Generator, sums: tuple, curve: list
+) -> dict[str, Any]:
+    """What `train` needs to continue exactly: tensors, numbers and strings only (a checkpoint is data)."""
+    acc_sum, loss_sum, n_sum = sums
+    return {
+        "model": model,
+        "optimizer": opt,
+        "step": step,
+        "sampler_rng": json.dumps(sampler.rng.bit_generator.state),
+        "reseed_rng": gen.get_state(),
+        "acc_sum": acc_sum,
+        "loss_sum": loss_sum,
+        "n_sum": n_sum,
+        "curve": json.dumps(curve),
+    }
+
+
+def _restore_loop(state: dict[str, Any], sampler: GameSampler, gen: torch.Generator) -> tuple[int, tuple, list]:
+    """The next step, the running sums and the curve of a loaded `_loop_state`; the generators get their states."""
+    sampler.rng.bit_generator.state = json.loads(state["sampler_rng"])
+    gen.set_state(state["reseed_rng"])
+    sums = (float(state["acc_sum"]), float(state["loss_sum"]), int(state["n_sum"]))
+    return int(state["step"]) + 1, sums, json.loads(state["curve"])
 
 
 @torch.no_grad()
@@ -244,6 +330,7 @@ def decompose_then_compose(
     device: str = "cpu",
     tick: Callable[[], None] | None = None,
     log: Callable[[dict[str, Any], int], None] | None = None,
+    scale_out: Callable[[str], dict[str, Any]] | None = None,
     **agent: Any,
 ) -> dict[str, Any]:
     """One experiment: Decompose training, Decompose evaluation (plus the zeroed-message control), zero-shot
@@ -251,8 +338,20 @@ def decompose_then_compose(
 
     Ablations: `decompose_targets=1` (single-target Decompose), `train_phrase_size=2, train_distractors="hard"` (no
     Decompose: train on Compose games directly), `zero_message` (train with the message zeroed: no communication).
+    `log(row, step)` sees each training loop's rows, their names behind "decompose/" or "compose/";
+    `scale_out(phase)` gives the `fabric`/`checkpointer`/`resume` keywords of the loop of that phase ("decompose",
+    "compose"); the evaluations run whole on every process (the same games everywhere).
     """
     game = build_game(data, channel=channel, K=K, dim=dim, seed=seed, **agent)
+    decompose, compose = (scale_out("decompose"), scale_out("compose")) if scale_out is not None else ({}, {})
+    if decompose.get("fabric") is not None:
+        device = decompose["fabric"].device
+
+    def phase_log(phase: str) -> Callable[[dict[str, Any], int], None] | None:
+        if log is None:
+            return None
+        return lambda row, step: log({f"{phase}/{k}": v for k, v in row.items()}, step)
+
     hist = train(
         game,
         data,
@@ -267,7 +366,8 @@ def decompose_then_compose(
         zero_message=zero_message,
         device=device,
         tick=tick,
-        log=log,
+        log=phase_log("decompose"),
+        **decompose,
     )
     res: dict[str, Any] = {"train_seconds": hist["seconds"], "games_per_s": hist["games_per_s"]}
     res["reseeded_codes"] = hist["reseeded"]
@@ -286,7 +386,10 @@ def decompose_then_compose(
     res.update({f"compose_zero_shot_{k}": v for k, v in clang.items() if k in ("cbm", "ami")})
     res.update(describe_all(game, data, device=device))
     if compose_steps:
-        h2 = train(game, data, compose_steps, batch, lr, compose_size, 3, 3, "hard", seed + 1, device=device, tick=tick)
+        h2 = train(
+            game, data, compose_steps, batch, lr, compose_size, 3, 3, "hard", seed + 1, device=device, tick=tick,
+            log=phase_log("compose"), **compose,
+        )  # fmt: skip
         res["compose_train_seconds"] = h2["seconds"]
         ft = evaluate(game, data, eval_games, compose_size, heldout, distractors="hard", device=device)
         res["compose_finetuned_game_acc"], res["compose_finetuned_cand_acc"] = ft["game_acc"], ft["cand_acc"]
