@@ -79,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,train,explain,hitrate,debug}")
     rep = sub.add_parser("reproduce", help="run the quick/full reproduction and print its claims table")
-    add_run_args(rep, scales=("quick", "full"), presets=PRESETS)
+    add_run_args(rep, scales=("quick", "full"), presets=PRESETS, scale_out=True)
 
     t = sub.add_parser("train", help="train an MLP or ResNet-18 classifier on your data; writes model.pt")
     t.add_argument("--data", required=True, help="training data (see data above)")

@@ -49,6 +49,7 @@ MAX_WIDTH = 8192  # hidden units, base widths
 MAX_EPOCHS = 100_000
 MAX_BATCH = 65_536
 MAX_IMAGE = 1024  # image side, pixels
+MAX_STEPS = 100_000_000  # checkpoint intervals (optimiser steps)
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,8 @@ class Config(Validated):
     image_lr: PositiveFloat = 0.001
     image_batch: Annotated[int, AtLeast(1), AtMost(MAX_BATCH)] = 128
     image_width: Annotated[int, AtLeast(1), AtMost(MAX_WIDTH)] = 64  # ResNet-18 base width
+    # checkpoint the ResNet-18 every this many Adam steps (0: only with --checkpoint-every or --resume)
+    checkpoint_every: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 0
     perturbations: Annotated[tuple[str, ...], Each(OneOf(PERTURBATIONS))] = ("noise", "flip")
     # paper's RBF sweep
     temperatures: Annotated[tuple[float, ...], Each(Positive())] = (0.03, 0.06, 0.1, 0.3, 0.6, 1.0, 3.0, 6.0)
@@ -128,7 +131,7 @@ PRESETS: dict[str, Config] = {
     # the quick sections plus ResNet-18 on CIFAR-10 (30 epochs), pool = every 10th training image (5,000),
     # 30 probe seeds x {noise, flip}, every method, RBF temperatures 0.03-6. One GPU: about 15-25 min
     # (training ~8-15 min, explanations ~5 min); without data_dir it runs on random-label synthetic images.
-    "full": Config(sections=SECTIONS),
+    "full": Config(sections=SECTIONS, checkpoint_every=1000),  # about 2.5 CIFAR-10 epochs of batch 128
 }
 
 

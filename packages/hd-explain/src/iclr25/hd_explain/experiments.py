@@ -49,7 +49,11 @@ def _methods(cfg: Config, section: str) -> dict[str, tuple[str, dict[str, Any]]]
     return methods
 
 
-def _train_mlp(X: np.ndarray, y: np.ndarray, hidden: tuple[int, ...], n_classes: int, seed: int, cfg_train: dict):
+def _train_mlp(
+    X: np.ndarray, y: np.ndarray, hidden: tuple[int, ...], n_classes: int, seed: int, cfg_train: dict, **log: Any
+):
+    """A seed's MLP, trained whole in this process (seconds on one CPU core: not split over Fabric processes);
+    `log`: the run's logger and the metric prefix."""
     import torch
 
     from iclr25.hd_explain.models import MLP
@@ -57,7 +61,7 @@ def _train_mlp(X: np.ndarray, y: np.ndarray, hidden: tuple[int, ...], n_classes:
 
     torch.manual_seed(seed)
     model = MLP(int(np.prod(X.shape[1:])), hidden, n_classes)
-    stats = train_classifier(model, X, y, seed=seed, device="cpu", **cfg_train)
+    stats = train_classifier(model, X, y, seed=seed, device="cpu", **cfg_train, **log)
     return model, stats
 
 
@@ -106,7 +110,8 @@ def measure_rectangular(cfg: Config, run: Any, seed: int) -> dict[str, Any]:
     accs, train_rates = [], []
     train = {"epochs": cfg.rect_epochs, "lr": cfg.rect_lr, "batch_size": cfg.rect_batch}
     for s in run.progress(range(seed, seed + cfg.rect_seeds), desc="rectangular", unit="seed"):
-        model, stats = _train_mlp(X, y, cfg.rect_hidden, cfg.rect_classes, s, train)
+        log = {"logger": run.logger, "prefix": f"rectangular/seed{s}/"}
+        model, stats = _train_mlp(X, y, cfg.rect_hidden, cfg.rect_classes, s, train, **log)
         accs.append(stats["train_acc"])
         train_rates.append(stats["train_samples_per_s"])
         probe = probe_indices(len(X), cfg.probes, s)
@@ -151,7 +156,7 @@ def measure_digits_and_mislabel(cfg: Config, run: Any, seed: int) -> tuple[dict[
     train = {"epochs": cfg.digits_epochs, "lr": cfg.digits_lr, "batch_size": cfg.digits_batch}
     for s in run.progress(range(seed, seed + cfg.digits_seeds), desc="digits", unit="seed"):
         X, y, _, _ = digits(cfg.digits_pool, s)
-        model, stats = _train_mlp(X, y, cfg.digits_hidden, 10, s, train)
+        model, stats = _train_mlp(X, y, cfg.digits_hidden, 10, s, train, logger=run.logger, prefix=f"digits/seed{s}/")
         accs.append(stats["train_acc"])
         train_rates.append(stats["train_samples_per_s"])
         probe = probe_indices(len(X), cfg.probes, s)
@@ -166,7 +171,8 @@ def measure_digits_and_mislabel(cfg: Config, run: Any, seed: int) -> tuple[dict[
         if not do_mislabel:
             continue
         y_bad, flipped = flip_labels(y, cfg.n_flipped, 10, s)
-        retrained, rstats = _train_mlp(X, y_bad, cfg.digits_hidden, 10, s + cfg.realistic_seed_offset, train)
+        log = {"logger": run.logger, "prefix": f"mislabel/seed{s}/"}
+        retrained, rstats = _train_mlp(X, y_bad, cfg.digits_hidden, 10, s + cfg.realistic_seed_offset, train, **log)
         realistic_acc.append(rstats["train_acc"])
         for variant, net in (("official", model), ("realistic", retrained)):
             for name, (method, options) in debug_methods.items():
@@ -237,7 +243,11 @@ def measure_images(cfg: Config, run: Any, seed: int) -> dict[str, Any]:
         device=run.device,
         augment=source == "cifar10",
         progress=lambda it: run.progress(it, desc="train resnet18", unit="epoch"),
+        logger=run.logger,
+        prefix="resnet18/",
+        **run.training_options("resnet18", cfg.checkpoint_every),
     )
+    model.float()  # explained in float32 whatever --precision trained it in (a no-op without one)
     pool, pool_y = X[:: cfg.pool_every], y[:: cfg.pool_every]
     methods = {
         "hd": ("hd", {}),

@@ -27,7 +27,7 @@ from iclr25.hd_explain.config import PRESETS, Config
 from iclr25.hd_explain.experiments import measure_digits_and_mislabel, measure_images, measure_rectangular
 from iclr25.shared.claims import evaluate
 from iclr25.shared.results import Report, save_figure
-from iclr25.shared.run import Run, reproduction
+from iclr25.shared.run import Run, is_follower, reproduction
 
 SLUG = "hd-explain"
 
@@ -71,7 +71,7 @@ def _figures(m: dict[str, Any], rect_data: dict[str, Any] | None, folder: Path) 
     return files
 
 
-@reproduction(SLUG, PRESETS)
+@reproduction(SLUG, PRESETS, precision=True)
 def run(r: Run) -> Report:
     """Run the reproduction at `scale` (or with `config`), write results to `out`, return the Report."""
     cfg: Config = r.config
@@ -101,7 +101,7 @@ def run(r: Run) -> Report:
         sec = metrics["rectangular"]["seconds"]["hd"]
         throughput["rect_hd_explanations_per_s"] = sec["explained"] / max(sec["fit_s"] + sec["explain_s"], 1e-9)
     metrics["runtime_s"] = r.elapsed()[0]
-    figures = _figures(metrics, rect_data, r.dir) if cfg.figures else []
+    figures = _figures(metrics, rect_data, r.dir) if cfg.figures and not is_follower() else []
     notes = (
         "Hit rate / coverage: 100 pool points drawn with replacement per seed, uniform noise of half-width "
         "0.01 Var(selected), k = 3, seed means. Rectangular 'hd' uses h = dim(x); digits 'hd' uses the official "

@@ -2,6 +2,12 @@
 
 A plain custom loop (the networks are small; the method itself needs no training): Adam, shuffled
 mini-batches from a seeded generator, optional random-crop + horizontal-flip augmentation for images.
+
+Scale-out (`iclr25.shared.fabric`, passed in duck-typed): with a `fabric`, every process draws the same
+permutation and augmentation and trains on its slice of each batch, so two processes with the batch split equal one
+with the whole batch (batch norms become `models.GlobalBatchNorm2d`: the statistics of the whole batch, as
+SyncBatchNorm); with a `checkpointer`, model, optimizer, step, position in the epoch, the epoch's permutation and
+the generator are saved every `checkpointer.every` steps and at the end, and `resume` continues exactly.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+from iclr25.hd_explain.models import to_global_batch_norm
 
 
 def _augment(xb: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -43,35 +51,96 @@ def train_classifier(
     augment: bool = False,
     weight_decay: float = 0.0,
     progress: Callable[[Any], Any] | None = None,
+    logger: Any = None,
+    prefix: str = "",
+    *,
+    fabric: Any = None,
+    checkpointer: Any = None,
+    resume: str | None = None,
 ) -> dict[str, float]:
-    """Train `model` in place with Adam on cross-entropy; returns train accuracy, loss and samples/s."""
+    """Train `model` in place with Adam on cross-entropy; returns train accuracy, loss and samples/s.
+
+    `logger` (`.log(row, step)`) gets the shared training metrics (loss, lr, throughput, epoch) behind `prefix` at
+    every epoch's end. With `fabric` (several processes), each process trains on its slice of every batch (the
+    loss scaled so that the averaged gradients are the whole batch's; Fabric applies `--precision`); with
+    `checkpointer`, the state is saved every `checkpointer.every` steps and at the end, and `resume` ("auto" or a
+    file) continues from one exactly.
+    """
+    from iclr25.shared.logging import training_row
+
     if epochs < 0 or batch_size < 1 or not lr > 0:
         raise ValueError(f"need epochs >= 0, batch_size >= 1, lr > 0; got {epochs}, {batch_size}, {lr}")
+    rank, world = (fabric.global_rank, fabric.world_size) if fabric is not None else (0, 1)
+    if batch_size % world:
+        raise ValueError(f"batch_size {batch_size} must be a multiple of the {world} processes")
     X = torch.as_tensor(np.asarray(X, dtype=np.float32))
     y = torch.as_tensor(np.asarray(y, dtype=np.int64))
+    if fabric is not None:
+        device = fabric.device
     model.to(device).train()
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    net = model
+    if fabric is not None:
+        if world > 1:
+            to_global_batch_norm(model)
+        net, opt = fabric.setup(model, opt)
     gen = torch.Generator().manual_seed(int(seed))
     start, seen, loss = time.perf_counter(), 0, torch.tensor(float("nan"))
-    epoch_iter = range(epochs) if progress is None else progress(range(epochs))
-    for _ in epoch_iter:
-        perm = torch.randperm(X.shape[0], generator=gen)
-        for i in range(0, X.shape[0], batch_size):
+    state: dict[str, Any] = {"model": model, "optimizer": opt, "step": 0, "epoch": 0, "batch": 0, "seen": 0}
+    state.update(loss=float("nan"), gen=gen.get_state(), perm=torch.empty(0, dtype=torch.long))
+    if checkpointer is not None:
+        checkpointer.resume(resume, state, fabric)
+        gen.set_state(state["gen"])
+        seen, loss = state["seen"], torch.tensor(state["loss"])
+    epoch_iter = range(state["epoch"], epochs)
+    epoch_iter = epoch_iter if progress is None else progress(epoch_iter)
+    for epoch in epoch_iter:
+        t_epoch, seen_epoch = time.perf_counter(), seen
+        perm = state["perm"] if state["batch"] else torch.randperm(X.shape[0], generator=gen)
+        for i in range(state["batch"], X.shape[0], batch_size):
             idx = perm[i : i + batch_size]
             xb, yb = X[idx].to(device), y[idx].to(device)
             if augment:
                 xb = _augment(xb, gen)
-            loss = F.cross_entropy(model(xb), yb)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
+            if fabric is None:
+                loss = F.cross_entropy(model(xb), yb)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+            else:
+                mine = torch.tensor_split(torch.arange(len(idx)), world)[rank]  # this process's share
+                part = F.cross_entropy(net(xb[mine]), yb[mine], reduction="sum") * world / len(idx)
+                opt.zero_grad(set_to_none=True)
+                fabric.backward(part)
+                loss = fabric.all_reduce(part.detach(), reduce_op="mean") if world > 1 else part.detach()
             opt.step()
             seen += len(idx)
+            if checkpointer is not None:
+                state.update(step=state["step"] + 1, batch=i + batch_size, seen=seen, loss=float(loss.detach()))
+                state.update(gen=gen.get_state(), perm=perm)
+                checkpointer.maybe_save(state, fabric)
+        state.update(epoch=epoch + 1, batch=0)
+        if logger is not None:
+            speed = (seen - seen_epoch) / max(time.perf_counter() - t_epoch, 1e-9)
+            row = training_row(float(loss), lr=lr, throughput=speed, epoch=epoch + 1, prefix=prefix)
+            logger.log(row, step=(epoch + 1) * -(-X.shape[0] // batch_size))
+    if checkpointer is not None:
+        state.update(gen=gen.get_state(), perm=torch.empty(0, dtype=torch.long))
+        checkpointer.save(state, fabric)  # the end: a resumed run goes straight on to the explanations
     elapsed = max(time.perf_counter() - start, 1e-9)
     model.eval()
     with torch.no_grad():
         correct = 0
-        for i in range(0, X.shape[0], 1024):
-            correct += int((model(X[i : i + 1024].to(device)).argmax(1).cpu() == y[i : i + 1024]).sum())
+        if fabric is None:
+            for i in range(0, X.shape[0], 1024):
+                correct += int((model(X[i : i + 1024].to(device)).argmax(1).cpu() == y[i : i + 1024]).sum())
+        else:  # each process scores its share of the points; the counts are summed
+            dtype = next(model.parameters()).dtype
+            rows = torch.tensor_split(torch.arange(X.shape[0]), world)[rank]
+            for i in range(0, len(rows), 1024):
+                part = rows[i : i + 1024]
+                correct += int((model(X[part].to(device, dtype)).argmax(1).cpu() == y[part]).sum())
+            if world > 1:
+                correct = int(fabric.all_reduce(torch.tensor(float(correct), device=device), reduce_op="sum"))
     return {
         "train_acc": correct / max(X.shape[0], 1),
         "final_loss": float(loss.detach()),
