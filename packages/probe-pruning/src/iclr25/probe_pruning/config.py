@@ -156,8 +156,9 @@ PRESETS: dict[str, Config] = {
     # ci: the quick setting without the domain-A table, the ablations and the timing (the gated claims only)
     "ci": Config(domain_a=False, ablations=False, latency_reps=0),
     "quick": Config(),
-    # full (spec §6b, one GPU): LLaMA-2-7B from a local HF folder, WikiText2 test, 2000 C4 windows, B 20, S 1024,
-    # fp16, r in {0.2, 0.4}, skip {0, 1, 2}, kept MLP rounded to 64. Give model_dir=, wikitext= and c4=.
+    # full (spec §6b; one GPU, or several with devices=N): LLaMA-2-7B from a local HF folder, WikiText2 test, 2000
+    # C4 windows, B 20, S 1024, fp16 (the official code's dtype), r in {0.2, 0.4}, skip {0, 1, 2}, kept MLP rounded
+    # to 64. Give model_dir=, wikitext= and c4=.
     "full": Config(
         seeds=1,
         seq_len=1024,
