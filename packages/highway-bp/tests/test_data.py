@@ -40,6 +40,16 @@ def test_cifar10_loader_and_pixel_view(cifar_writer, tmp_path):
         data.load_cifar10(tmp_path / "missing")
 
 
+def test_pixel_sequence_task(cifar_writer, tmp_path):
+    (Xtr, ytr, Xte, yte), d_in = data.pixel_sequence_task("digits")
+    assert d_in == 1 and Xtr.shape == (1437, 64, 1) and Xte.shape == (360, 64, 1) and len(ytr) == 1437
+    cifar_writer(tmp_path)
+    (Xtr, ytr, Xte, yte), d_in = data.pixel_sequence_task("cifar", tmp_path)
+    assert d_in == 3 and Xtr.shape == (20, 1024, 3) and Xte.shape == (4, 1024, 3) and len(yte) == 4
+    with pytest.raises(ValueError, match="data_dir"):
+        data.pixel_sequence_task("cifar")
+
+
 def test_imagenet32_labels_shift_to_zero_based(tmp_path):
     rng = np.random.default_rng(0)
     for name in ["train_data_batch_1", "train_data_batch_2", "train_data_batch_10", "val_data"]:

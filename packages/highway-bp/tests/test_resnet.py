@@ -6,10 +6,9 @@ import torch
 from torch import nn
 
 from iclr25.highway_bp.config import Config
-from iclr25.highway_bp.experiments import resnet_data, train_resnet
 from iclr25.highway_bp.highway import flat_grad, highway_step
 from iclr25.highway_bp.reproduce import run
-from iclr25.highway_bp.resnet import downsample, resnet_cifar, upsample
+from iclr25.highway_bp.resnet import downsample, resnet_cifar, resnet_data, train_resnet, upsample
 
 CE = nn.functional.cross_entropy
 

@@ -4,7 +4,8 @@
   pixel-sequence view (64 steps of one pixel), the quick-scale stand-ins for CIFAR-10 and pixel-CIFAR;
 - loaders for the paper's real formats, used by the full preset (no downloads: point them at local files):
   CIFAR-10 python pickles, ImageNet32 pickles (1-based labels shifted to 0-based), WikiText-103 raw text
-  with a character vocabulary (the 210 most frequent characters plus unk, Table 5) and MNLI (jsonl or tsv).
+  with a character vocabulary (the 210 most frequent characters plus unk, Table 5) and MNLI (jsonl or tsv);
+- `pixel_sequence_task`: the data of the GRU part, pixel-sequence digits or pixel-CIFAR-10.
 """
 
 from __future__ import annotations
@@ -86,6 +87,20 @@ def cifar_pixel_sequences(images: np.ndarray) -> np.ndarray:
         raise ValueError(f"images must be (N, 3, H, W), got {images.shape}")
     seq = images.transpose(0, 2, 3, 1).reshape(images.shape[0], -1, 3).astype(np.float32) / 255.0
     return (seq - CIFAR_MEAN) / CIFAR_STD
+
+
+def pixel_sequence_task(task: str, data_dir: str | Path = "") -> tuple[tuple[np.ndarray, ...], int]:
+    """The GRU part's classification data (train sequences, labels, test sequences, labels) and its input width:
+    `task` "digits" (64 steps of one pixel) or "cifar" (pixel-CIFAR-10 from the python pickles in `data_dir`: 1024
+    steps of 3 channels, Fig. 4)."""
+    if task == "cifar":
+        if not data_dir:
+            raise ValueError("gru_task='cifar' needs data_dir=<folder with the CIFAR-10 python pickles>")
+        Xtr, ytr = load_cifar10(data_dir, "train")
+        Xte, yte = load_cifar10(data_dir, "test")
+        return (cifar_pixel_sequences(Xtr), ytr, cifar_pixel_sequences(Xte), yte), 3
+    Xtr, ytr, Xte, yte = load_digits_split()
+    return (pixel_sequences(Xtr), ytr, pixel_sequences(Xte), yte), 1
 
 
 def load_imagenet32(root: str | Path, split: str = "train") -> tuple[np.ndarray, np.ndarray]:

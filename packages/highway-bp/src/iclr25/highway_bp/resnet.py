@@ -8,18 +8,25 @@ A strided or projection shortcut breaks K = ∂r/∂x, so App. G keeps the resid
 Stages use the cumulative block size s ∈ {1, 2, 4} (16, 32, 64 channels at 32², 16², 8²), stage blocks are plain
 C→C blocks, and the head applies D_4 before its usual layers. With pre-activation blocks r = x + z, so K = I
 (the network equals the original pre-act ResNet); with post-ReLU blocks K = diag(1[x + z > 0]) (§5.1, App. G).
+`train_resnet` trains one on CIFAR-10 (`resnet_data`) with the Table 4 recipe.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
+from iclr25.highway_bp.data import CIFAR_MEAN, CIFAR_STD, load_cifar10
 from iclr25.highway_bp.highway import HighwayStack, PostReLUResidual, PreActResidual
+from iclr25.highway_bp.models import seeded
+from iclr25.highway_bp.train import train_classifier
 
-CIFAR_IMAGE_MEAN = np.array([0.4914, 0.4822, 0.4465], dtype=np.float32)
-CIFAR_IMAGE_STD = np.array([0.2470, 0.2435, 0.2616], dtype=np.float32)
+if TYPE_CHECKING:
+    from iclr25.highway_bp.config import Config
 
 
 def downsample(x: Tensor, s: int) -> Tensor:
@@ -99,7 +106,7 @@ def cifar_images(images: np.ndarray) -> np.ndarray:
     if images.ndim != 4 or images.shape[1] != 3:
         raise ValueError(f"images must be (N, 3, H, W), got {images.shape}")
     x = images.astype(np.float32) / 255.0
-    return (x - CIFAR_IMAGE_MEAN[:, None, None]) / CIFAR_IMAGE_STD[:, None, None]
+    return (x - CIFAR_MEAN[:, None, None]) / CIFAR_STD[:, None, None]
 
 
 def augment_cifar(x: Tensor, generator: torch.Generator | None = None) -> Tensor:
@@ -114,3 +121,49 @@ def augment_cifar(x: Tensor, generator: torch.Generator | None = None) -> Tensor
     cols = (dx[:, None] + torch.arange(W)).to(dev)  # (B, W)
     idx = torch.arange(B, device=dev)[:, None, None]
     return padded.permute(0, 2, 3, 1)[idx, rows[:, :, None], cols[:, None, :]].permute(0, 3, 1, 2)
+
+
+def resnet_data(root: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """CIFAR-10 train/test images (N, 3, 32, 32) float32, normalised, and int64 labels from python pickles."""
+    Xtr, ytr = load_cifar10(root, "train")
+    Xte, yte = load_cifar10(root, "test")
+    return cifar_images(Xtr), ytr, cifar_images(Xte), yte
+
+
+def train_resnet(
+    config: Config,
+    data: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    blocks: int,
+    algo: str,
+    k: int,
+    seed: int,
+    device: str,
+    desc: str = "train",
+    scale: dict[str, Any] | None = None,
+) -> dict[str, float]:
+    """One ResNet(6n+2) run with App. G downsampling: SGD (Table 4), BP or Highway-BP(k), flip + crop augmentation.
+
+    `scale`: `train_classifier`'s fabric/checkpointer/resume, if any. Returns `TrainResult.summary()`."""
+    preact = blocks != 18  # ResNet110 is the original post-ReLU network (K = diag(1[x+z>0])), the others pre-act
+    model = seeded(lambda: resnet_cifar(blocks, config.resnet_width, 10, preact=preact), seed)
+    torch.manual_seed(seed)
+    res = train_classifier(
+        model,
+        data,
+        algo=algo,
+        k=k,
+        epochs=config.resnet_epochs,
+        batch_size=config.resnet_batch,
+        lr=config.resnet_lr,
+        seed=seed,
+        device=device,
+        schedule="step",
+        max_steps=config.resnet_steps,
+        optimizer="sgd",
+        momentum=0.9,
+        weight_decay=config.resnet_wd,
+        augment=augment_cifar,
+        desc=desc,
+        **(scale or {}),
+    )
+    return res.summary()

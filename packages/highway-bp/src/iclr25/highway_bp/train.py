@@ -32,6 +32,10 @@ class TrainResult:
     steps: int = 0
     step_time_s: float = 0.0  # mean wall time of one training step (forward + backward + update)
 
+    def summary(self) -> dict[str, float]:
+        """The run's plain metrics: test accuracy, ms per training step and the last epoch's mean training loss."""
+        return {"acc": self.test_acc, "step_ms": 1000 * self.step_time_s, "final_loss": self.train_loss[-1]}
+
 
 def make_step_fn(model: nn.Module, algo: str, k: int) -> Callable[[Tensor, Tensor], Tensor]:
     """The forward + backward of one batch for a `HighwayStack` (bp/hbp/fpi) or a `SeqClassifier` (bptt/hbp/fpi)."""
