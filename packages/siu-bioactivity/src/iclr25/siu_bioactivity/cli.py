@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,generate,vote,train,eval}")
     rep = sub.add_parser("reproduce", help="run the ci/quick/full reproduction and print its claims table")
-    add_run_args(rep, scales=("ci", "quick", "full"), presets=PRESETS)
+    add_run_args(rep, scales=("ci", "quick", "full"), presets=PRESETS, scale_out=True)
 
     g = sub.add_parser("generate", help="write generated SIU-like train/test sets in the official formats")
     g.add_argument("--train-pockets", type=int_in(1, MAX_POCKETS), default=150, help="training pockets (default: 150)")

@@ -99,6 +99,10 @@ class Config(Validated):
     full_heads: Annotated[int, AtLeast(1), AtMost(MAX_HEADS)] = 8
     full_pocket_atoms: Annotated[int, AtLeast(8), AtMost(MAX_ATOMS)] = 256
     full_max_train: Annotated[int, AtLeast(0), AtMost(MAX_POCKETS)] = 0  # 0 = every training complex
+    # training steps between checkpoints of each network (0: none unless --checkpoint-every or --resume asks)
+    full_checkpoint_every: Annotated[int, AtLeast(0), AtMost(10**9)] = 0
+    # processes running the seeds of the synthetic study side by side (1: one after another in this process)
+    workers: Annotated[int, AtLeast(1), AtMost(1024)] = 1
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -141,6 +145,8 @@ PRESETS: dict[str, Config] = {
         full_clip=1.0,
         full_pocket_atoms=256,
         full_max_train=0,
+        full_checkpoint_every=1000,
+        workers=3,
     ),
 }
 

@@ -86,14 +86,16 @@ class GaussianKernel(nn.Module):
 class BiasedEncoder(nn.Module):
     """Transformer over atom tokens with a distance-derived attention bias per head; returns the CLS embedding."""
 
-    def __init__(self, vocab: int, dim: int = 128, layers: int = 4, heads: int = 8, kernels: int = 32) -> None:
+    def __init__(
+        self, vocab: int, dim: int = 128, layers: int = 4, heads: int = 8, kernels: int = 32, dropout: float = 0.1
+    ) -> None:
         super().__init__()
         self.heads, self.layers = heads, layers
         self.embed = nn.Embedding(vocab + 1, dim, padding_idx=0)  # 0 = padding, vocab = CLS
         self.gauss = GaussianKernel(kernels)
         self.bias = nn.Sequential(nn.Linear(kernels, kernels), nn.GELU(), nn.Linear(kernels, heads * layers))
         self.blocks = nn.ModuleList(
-            nn.TransformerEncoderLayer(dim, heads, 4 * dim, dropout=0.1, batch_first=True, norm_first=True)
+            nn.TransformerEncoderLayer(dim, heads, 4 * dim, dropout=dropout, batch_first=True, norm_first=True)
             for _ in range(layers)
         )
         self.norm = nn.LayerNorm(dim)
@@ -111,13 +113,20 @@ class BiasedEncoder(nn.Module):
         pad = tok == 0
         bias = bias.masked_fill(pad[:, None, :, None], float("-inf"))
         h = self.embed(tok)
-        for i, block in enumerate(self.blocks):
-            b = (
-                bias[..., i * self.heads : (i + 1) * self.heads]
-                .permute(0, 3, 1, 2)
-                .reshape(B * self.heads, n + 1, n + 1)
-            )
-            h = block(h, src_mask=b)
+        # torch's fused inference kernel for encoder layers (taken in eval mode without gradients) returns NaN with
+        # this per-head float mask holding -inf at padded keys; the layer's own path (the one training takes) is used
+        fast = torch.backends.mha.get_fastpath_enabled()
+        torch.backends.mha.set_fastpath_enabled(False)
+        try:
+            for i, block in enumerate(self.blocks):
+                b = (
+                    bias[..., i * self.heads : (i + 1) * self.heads]
+                    .permute(0, 3, 1, 2)
+                    .reshape(B * self.heads, n + 1, n + 1)
+                )
+                h = block(h, src_mask=b)
+        finally:
+            torch.backends.mha.set_fastpath_enabled(fast)
         return self.norm(h[:, 0])
 
 
@@ -134,11 +143,12 @@ class DualEncoder(nn.Module):
         n_out: int = N_HEADS_OUT,
         detach_encoders: bool = False,
         pocket_only: bool = False,
+        dropout: float = 0.1,
     ) -> None:
         super().__init__()
         self.pocket_only, self.detach_encoders = pocket_only, detach_encoders
-        self.mol = None if pocket_only else BiasedEncoder(mol_vocab, dim, layers, heads)
-        self.pocket = BiasedEncoder(pocket_vocab, dim, layers, heads)
+        self.mol = None if pocket_only else BiasedEncoder(mol_vocab, dim, layers, heads, dropout=dropout)
+        self.pocket = BiasedEncoder(pocket_vocab, dim, layers, heads, dropout=dropout)
         width = dim if pocket_only else 2 * dim
         sizes = [width, width, width // 2, width // 4, width // 8]
         mods: list[nn.Module] = []

@@ -77,9 +77,15 @@ def check_data(scale: str, cfg: Config) -> None:
             raise ValueError(f"data_dir={cfg.data_dir} is incomplete: missing {', '.join(missing)} ({DATA_SOURCE})")
 
 
-@reproduction(SLUG, PRESETS, check=check_data)
+@reproduction(SLUG, PRESETS, check=check_data, precision=True)
 def run(r: Run) -> Report:
-    """Run the reproduction at `scale` ("ci", "quick" or "full"); `seed` shifts every seed of the preset."""
+    """Run the reproduction at `scale` ("ci", "quick" or "full"); `seed` shifts every seed of the preset.
+
+    The networks of `full` train through `r.training_options` (Lightning Fabric with `--devices`/`--precision`,
+    checkpoints in `checkpoints/<split>-<network>` every `full_checkpoint_every` steps, `--resume auto`); processes
+    besides rank 0 write nothing."""
+    from iclr25.shared.run import is_follower
+
     cfg = r.config
     if r.seed:
         from dataclasses import replace
@@ -89,8 +95,13 @@ def run(r: Run) -> Report:
     if cfg.data_dir:
         from iclr25.siu_bioactivity.training import run_real
 
-        metrics["real"] = run_real(cfg, r.dir, r.device, r.seed, r.progress)
-    figures = [_figure(metrics, r.dir)] if cfg.figures else []
+        def scale(name: str) -> dict[str, Any]:
+            return r.training_options(name, cfg.full_checkpoint_every)
+
+        metrics["real"] = run_real(
+            cfg, r.dir, r.device, r.seed, r.progress, logger=r.logger, scale=scale, write=not is_follower()
+        )
+    figures = [_figure(metrics, r.dir)] if cfg.figures and not is_follower() else []
     notes = (
         "Generated data (spec §6a): the gates test a generator built to mirror the paper's diagnosis (pocket offsets "
         "a pocket-only model can see, an additive interaction term only a complex model can see). Pearson* = "

@@ -122,12 +122,39 @@ def train_network(
     seed: int,
     progress: Callable[..., Any] | None = None,
     valid: list[dict[str, Any]] | None = None,
+    *,
+    logger: Any = None,
+    prefix: str = "",
+    fabric: Any = None,
+    checkpointer: Any = None,
+    resume: str | None = None,
 ) -> dict[str, Any]:
     """Adam + warm-up/linear decay + clipping on masked MSE; one random conformation per complex and epoch. With
-    `valid` records, the masked MSE on them after every epoch picks the weights the model keeps (the best epoch)."""
+    `valid` records, the masked MSE on them after every epoch picks the weights the model keeps (the best epoch).
+    With `logger`, every epoch logs the shared training names (`loss`: the epoch's mean masked MSE, `lr`,
+    `throughput` in complexes/s, `epoch`) and `valid_mse` under `prefix`.
+
+    With `fabric` (several processes, `iclr25.shared.fabric`), every process draws the same permutation and
+    conformations, so the same global batch of `full_batch` complexes, and trains on its own contiguous share; its
+    masked MSE is weighted by its share of the batch's labelled entries, so the averaged gradients are those of the
+    whole batch's masked MSE. Exact for a network without dropout or batch statistics; the dual encoder's dropout
+    (0.1) and the GCN's dropout (0.25) draw their masks per process, and the GCN's BatchNorm normalises each
+    process's share with its own statistics (as plain DDP does), so those runs are not bit-equal to one process.
+    Validation runs whole on every process. With `checkpointer`, the network, optimiser, schedule, step, the data
+    generator's state, the current epoch's order and the best weights so far are saved every `checkpointer.every`
+    steps and at the end; `resume` ("auto" or a checkpoint file) continues from one, ending as an uninterrupted run.
+    """
+    from iclr25.shared.logging import training_row
+
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
-    model.to(device).train()
+    raw = model
+    rank, world = (fabric.global_rank, fabric.world_size) if fabric is not None else (0, 1)
+    if fabric is not None:
+        device = fabric.device
+    else:
+        model.to(device)
+    model.train()
     opt = torch.optim.Adam(model.parameters(), lr=cfg.full_lr)
     steps_per_epoch = max(1, -(-len(records) // cfg.full_batch))
     total = steps_per_epoch * cfg.full_epochs
@@ -135,41 +162,95 @@ def train_network(
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm))
     )
-    t0, seen, last, t_valid = time.perf_counter(), 0, float("nan"), 0.0
-    valid_mse: list[float] = []
-    best: dict[str, torch.Tensor] | None = None
-    best_epoch, best_mse = 0, float("inf")
+    if fabric is not None:
+        model, opt = fabric.setup(model, opt)
+    state: dict[str, Any] = {
+        "model": model,
+        "optimizer": opt,
+        "scheduler": sched,
+        "step": 0,
+        "epoch": 0,  # epochs trained and validated
+        "pos": 0,  # complexes of the current epoch already trained on
+        "order": torch.zeros(0, dtype=torch.long),  # the current epoch's order (when pos > 0)
+        "data_rng": json.dumps(rng.bit_generator.state),
+        "seen": 0,
+        "last": float("nan"),
+        "epoch_losses": [],
+        "train_s": 0.0,
+        "t_valid": 0.0,
+        "valid_mse": [],
+        "best": None,
+        "best_epoch": 0,
+        "best_mse": float("inf"),
+    }
+    if checkpointer is not None:
+        checkpointer.resume(resume, state, fabric)
+        rng.bit_generator.state = json.loads(state["data_rng"])
+    seen, last, t_valid, train_s = int(state["seen"]), float(state["last"]), float(state["t_valid"]), state["train_s"]
+    valid_mse: list[float] = list(state["valid_mse"])
+    best: dict[str, torch.Tensor] | None = state["best"]
+    best_epoch, best_mse, step = int(state["best_epoch"]), float(state["best_mse"]), int(state["step"])
     epochs = (
         range(cfg.full_epochs) if progress is None else progress(range(cfg.full_epochs), desc="epochs", unit="epoch")
     )
-    for _ in epochs:
-        order = rng.permutation(len(records))
-        for s in range(0, len(order), cfg.full_batch):
+    for epoch in epochs:
+        if epoch < state["epoch"]:
+            continue  # trained before the checkpoint this run resumed from
+        t0 = time.perf_counter()
+        first = int(state["pos"]) if epoch == state["epoch"] else 0
+        order = state["order"].numpy() if first else rng.permutation(len(records))
+        losses = list(state["epoch_losses"]) if first else []
+        for s in range(first, len(order), cfg.full_batch):
             idx = order[s : s + cfg.full_batch]
             batch = [records[i] for i in idx]
             confs = np.array(
                 [rng.integers(len(r["coordinates"])) if isinstance(r["coordinates"], list) else 0 for r in batch]
             )
-            b = {k: v.to(device) for k, v in collate(batch, confs, cfg, *vocabs).items()}
-            loss = masked_mse(model(b), b["labels"])
+            if fabric is None:
+                b = {k: v.to(device) for k, v in collate(batch, confs, cfg, *vocabs).items()}
+                loss = masked_mse(model(b), b["labels"])
+            else:
+                loss = _share_loss(model, batch, confs, cfg, vocabs, device, rank, world)
             opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.full_clip)
+            if fabric is not None:
+                fabric.backward(loss)
+                fabric.clip_gradients(model, opt, max_norm=cfg.full_clip)
+            else:
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.full_clip)
             opt.step()
             sched.step()
             seen += len(idx)
-            last = loss.item()
+            last = loss.item() if fabric is None else _batch_loss(fabric, loss)
+            losses.append(last)
+            step += 1
+            if checkpointer is not None:
+                elapsed = train_s + time.perf_counter() - t0
+                state.update(step=step, pos=s + len(idx), order=torch.from_numpy(np.asarray(order, dtype=np.int64)))
+                state.update(data_rng=json.dumps(rng.bit_generator.state), seen=seen, last=last, train_s=elapsed)
+                state["epoch_losses"] = losses
+                checkpointer.maybe_save(state, fabric)
+        train_s += time.perf_counter() - t0
         if valid:
             tv = time.perf_counter()
-            valid_mse.append(valid_loss(model, valid, cfg, vocabs, device))
+            valid_mse.append(valid_loss(raw, valid, cfg, vocabs, device))
             if valid_mse[-1] < best_mse:  # NaN (no labelled valid entry) never wins: the last epoch is kept
                 best_epoch, best_mse = len(valid_mse), valid_mse[-1]
-                best = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+                best = {k: v.detach().to("cpu", copy=True) for k, v in raw.state_dict().items()}
             model.train()
             t_valid += time.perf_counter() - tv
-    elapsed = time.perf_counter() - t0 - t_valid
+        if logger is not None and losses:
+            rate = len(order) / max(time.perf_counter() - t0, 1e-9)
+            row = training_row(float(np.mean(losses)), lr=sched.get_last_lr()[0], throughput=rate, epoch=epoch)
+            logger.log({f"{prefix}{k}": v for k, v in row.items()} | _valid_row(prefix, valid_mse), step=epoch)
+        state.update(epoch=epoch + 1, pos=0, order=torch.zeros(0, dtype=torch.long), epoch_losses=[])
+        state.update(valid_mse=valid_mse, best=best, best_epoch=best_epoch, best_mse=best_mse, t_valid=t_valid)
+    if checkpointer is not None:  # the end, so a resumed run goes straight to testing
+        state.update(step=step, data_rng=json.dumps(rng.bit_generator.state), seen=seen, last=last, train_s=train_s)
+        checkpointer.save(state, fabric)
+    elapsed = train_s
     if best is not None:
-        model.load_state_dict(best)
+        raw.load_state_dict(best)
     out: dict[str, Any] = {
         "final_loss": last,
         "train_samples_per_s": seen / elapsed,
@@ -181,6 +262,48 @@ def train_network(
     return out
 
 
+def _valid_row(prefix: str, valid_mse: list[float]) -> dict[str, float]:
+    return {f"{prefix}valid_mse": valid_mse[-1]} if valid_mse and np.isfinite(valid_mse[-1]) else {}
+
+
+def _share_loss(
+    model: torch.nn.Module,
+    batch: list[dict[str, Any]],
+    confs: np.ndarray,
+    cfg: Any,
+    vocabs: tuple[Vocab, Vocab],
+    device: Any,
+    rank: int,
+    world: int,
+) -> torch.Tensor:
+    """This process's share of a global batch (records [rank c, (rank + 1) c), c = ceil(n / world)): its masked MSE
+    weighted by world x its labelled entries / the batch's, so that the mean of the processes' gradients is the
+    gradient of the whole batch's masked MSE. A process left without records (or labels) trains on the batch's first
+    record with weight 0: every process must take part in the gradient average."""
+    n = len(batch)
+    c = -(-n // world)
+    lo, hi = min(rank * c, n), min((rank + 1) * c, n)
+    labelled = [int((_labels(r) >= 0).sum()) for r in batch]
+    total, mine = max(sum(labelled), 1), sum(labelled[lo:hi])
+    rows = slice(lo, hi) if hi > lo else slice(0, 1)
+    b = {k: v.to(device) for k, v in collate(batch[rows], confs[rows], cfg, *vocabs).items()}
+    return masked_mse(model(b), b["labels"]) * (world * mine / total)
+
+
+def _batch_loss(fabric: Any, loss: torch.Tensor) -> float:
+    """The whole batch's masked MSE: the sum over processes of the weighted shares, divided by their number."""
+    from iclr25.shared.fabric import all_reduce_mean
+
+    return all_reduce_mean(fabric, loss.detach())
+
+
+def _moved(batch: dict[str, torch.Tensor], device: Any, model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """A collated batch on `device`, its float tensors in the network's dtype (float32; float64 under a Fabric's
+    64-true precision)."""
+    dtype = next(model.parameters()).dtype
+    return {k: v.to(device, dtype) if v.is_floating_point() else v.to(device) for k, v in batch.items()}
+
+
 @torch.no_grad()
 def valid_loss(
     model: torch.nn.Module, records: list[dict[str, Any]], cfg: Any, vocabs: tuple[Vocab, Vocab], device: str
@@ -190,7 +313,7 @@ def valid_loss(
     total, count = 0.0, 0
     for s in range(0, len(records), cfg.full_batch):
         batch = records[s : s + cfg.full_batch]
-        b = {k: v.to(device) for k, v in collate(batch, np.zeros(len(batch), int), cfg, *vocabs).items()}
+        b = _moved(collate(batch, np.zeros(len(batch), int), cfg, *vocabs), device, model)
         mask = b["labels"] >= 0
         total += float((((model(b).float() - b["labels"]) ** 2) * mask).sum())
         count += int(mask.sum())
@@ -216,16 +339,26 @@ def predict(
     out = []
     for s in range(0, len(records), cfg.full_batch):
         batch = records[s : s + cfg.full_batch]
-        b = {k: v.to(device) for k, v in collate(batch, np.zeros(len(batch), int), cfg, *vocabs).items()}
+        b = _moved(collate(batch, np.zeros(len(batch), int), cfg, *vocabs), device, model)
         out.append(model(b).float().cpu().numpy())
     return np.concatenate(out).astype(np.float64)
 
 
 def run_real(
-    cfg: Any, folder: Path, device: str, seed: int, progress: Callable[..., Any] | None = None
+    cfg: Any,
+    folder: Path,
+    device: str,
+    seed: int,
+    progress: Callable[..., Any] | None = None,
+    *,
+    logger: Any = None,
+    scale: Callable[[str], dict[str, Any]] | None = None,
+    write: bool = True,
 ) -> dict[str, Any]:
     """Per split: train unimol / gcn and their pocket-only ablations on train.lmdb (best epoch on valid.lmdb),
-    evaluate per pocket on test.lmdb."""
+    evaluate per pocket on test.lmdb. `logger`: each network's epochs under "<split>/<network>/"; `scale(name)`:
+    `train_network`'s fabric/checkpointer/resume for the network `name` (e.g. "split_60-unimol-pocket"); `write`:
+    whether this process writes the predictions and real_results.json (rank 0 of a multi-process run alone)."""
     from iclr25.siu_bioactivity.formats import read_unimol_lmdb
 
     results: dict[str, Any] = {}
@@ -244,14 +377,21 @@ def run_real(
             for pocket_only in (False, True):
                 name = f"{split}/{kind}" + ("-pocket" if pocket_only else "")
                 net = build(kind, cfg, mol, pkt, pocket_only)
-                stats = train_network(net, train, cfg, (mol, pkt), device, seed, progress, valid)
-                pred = predict(net, test, cfg, (mol, pkt), device, pocket_only)
+                options = scale(name.replace("/", "-")) if scale is not None else {}
+                on = options["fabric"].device if "fabric" in options else device
+                stats = train_network(
+                    net, train, cfg, (mol, pkt), device, seed, progress, valid, logger=logger, prefix=f"{name}/",
+                    **options,
+                )  # fmt: skip
+                pred = predict(net, test, cfg, (mol, pkt), on, pocket_only)
                 results[name] = {
                     "train": stats,
                     "test": evaluate_bioactivity(pred, target, ids),
                     "sizes": {"train": len(train), "valid": len(valid), "test": len(test)},
                 }
                 arrays = {"pred": pred, "target": target, "pocket_ids": ids}
-                save_arrays(folder / f"pred_{name.replace('/', '_')}.npz", arrays)
-        write_text(folder / "real_results.json", json.dumps(results, indent=1, default=float))
+                if write:
+                    save_arrays(folder / f"pred_{name.replace('/', '_')}.npz", arrays)
+        if write:
+            write_text(folder / "real_results.json", json.dumps(results, indent=1, default=float))
     return results
