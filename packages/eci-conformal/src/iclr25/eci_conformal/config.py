@@ -31,6 +31,7 @@ LearningRates = Annotated[tuple[float, ...], NonEmpty(), Each(Positive())]
 # preset (full): 50 seeds, series of 2 000 points, a validity check on 100 000 points.
 MAX_SEEDS = 1000
 MAX_POINTS = 10_000_000  # series lengths, burn-in and windows
+MAX_WORKERS = 1024  # worker processes
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,9 @@ class Config(Validated):
     # forecasters of the real-data tables when data_dir is given: "ar" (numpy), "theta" (statsmodels, the
     # [forecast] extra), "prophet" (only from a cached proc/<name>_test/prophet.npz)
     forecasters: Annotated[tuple[str, ...], Each(OneOf(("ar", "theta", "prophet")))] = ("ar", "prophet")
+    # processes for the benchmark's seeds and the score streams' seeds (each series has its own seed, so every
+    # value is the same for any number); 1 runs them in this process
+    workers: Annotated[int, AtLeast(1), AtMost(MAX_WORKERS)] = 1
 
     def __post_init__(self) -> None:
         super().__post_init__()

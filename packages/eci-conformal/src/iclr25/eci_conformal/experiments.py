@@ -6,6 +6,7 @@ real-data tables when their files are given, and throughput. Each returns plain 
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import numpy as np
 
 from iclr25.eci_conformal.config import SETTINGS, Config
 from iclr25.eci_conformal.selection import Grid, select_lr, width_at_coverage
-from iclr25.shared.progress import progress
+from iclr25.shared.parallel import map_in_processes
 from iclr25.shared.run import Run
 
 ECI_FAMILY: tuple[str, ...] = ("eci", "eci_cutoff", "eci_integral")
@@ -116,6 +117,19 @@ def _setting_run(
     return steps
 
 
+def benchmark_seed(item: tuple[str, str, int], config: Config, seed: int) -> tuple[Grid, dict, int, float]:
+    """Seed k of one setting and score (`item`): its Grid, the intervals the figures draw (seed 0, signed score),
+    the method-steps and the CPU seconds it took."""
+    score, setting, k = item
+    start = time.process_time()
+    spec = method_grid(config, extras=config.extras and score == "signed")
+    if score == "abs":
+        spec = {m: spec[m] for m in (*ECI_FAMILY, "conformal_p", *BASELINES)}
+    g, first = Grid(), {}
+    steps = _setting_run(config, setting, seed, k, score, spec, g, first if score == "signed" and k == 0 else None)
+    return g, first, steps, time.process_time() - start
+
+
 def nudge_ulps(x: np.ndarray, k: int, max_ulps: int = 4) -> np.ndarray:
     """`x` with every entry moved by 1 to `max_ulps` units in the last place, up or down at random (perturbation
     number `k`): the size of the differences another CPU's BLAS/LAPACK kernels or C library make."""
@@ -176,22 +190,35 @@ def _validity(config: Config, seed: int) -> dict[str, Any]:
     return out
 
 
-def _score_streams(config: Config, seed: int) -> dict[str, Any]:
-    from iclr25.eci_conformal.data import SCORE_STREAMS, make_score_stream
+def score_stream_seed(item: tuple[str, int, int], config: Config, seed: int) -> dict[str, float]:
+    """Seed k of score stream `name` (burn-in `burn`): coverage after the burn-in of every ECI variant and
+    Conformal-PID at every lr, by `method@lr`."""
+    from iclr25.eci_conformal.data import make_score_stream
     from iclr25.eci_conformal.intervals import make_method
     from iclr25.eci_conformal.methods import run_online
 
+    name, burn, k = item
+    s = make_score_stream(name, seed=stream_seed(k, seed))
+    out = {}
+    for method in (*ECI_FAMILY, "conformal_p"):
+        for lr in config.eci_lrs:
+            q = run_online(make_method(method, config.alpha, lr, window=burn), s)
+            out[f"{method}@{lr:g}"] = float(np.mean((s <= q)[burn + 1 :]))
+    return out
+
+
+def _score_streams(config: Config, seed: int) -> dict[str, Any]:
+    """Each stream's coverage per method@lr, the mean over `mix1_seeds` seeds, the seeds in `config.workers`
+    processes. T_burnin of the official configs: mix1 1000, the others 100."""
+    from iclr25.eci_conformal.data import SCORE_STREAMS
+
+    items = [(name, burn, k) for name, burn in SCORE_STREAMS.items() for k in range(config.mix1_seeds)]
+    rows = map_in_processes(partial(score_stream_seed, config=config, seed=seed), items, config.workers,
+                            desc="score streams", unit="seed")  # fmt: skip
     res: dict[str, Any] = {}
-    streams = progress(list(SCORE_STREAMS.items()), desc="score streams", unit="stream")
-    for name, burn in streams:  # T_burnin of the official configs (mix1: 1000, others: 100)
-        for method in (*ECI_FAMILY, "conformal_p"):
-            for lr in config.eci_lrs:
-                covs = []
-                for k in range(config.mix1_seeds):
-                    s = make_score_stream(name, seed=stream_seed(k, seed))
-                    q = run_online(make_method(method, config.alpha, lr, window=burn), s)
-                    covs.append(float(np.mean((s <= q)[burn + 1 :])))
-                res.setdefault(name, {})[f"{method}@{lr:g}"] = float(np.mean(covs))
+    for name in SCORE_STREAMS:
+        mine = [row for (n, _, _), row in zip(items, rows, strict=True) if n == name]
+        res[name] = {key: float(np.mean([row[key] for row in mine])) for key in mine[0]}
     return res
 
 
@@ -230,19 +257,14 @@ def measure(
     keep: dict = {}
     steps = 0
     scores = ("signed", "abs") if config.extras else ("signed",)
-    bar = active.progress(total=len(scores) * len(config.settings) * config.seeds, desc="benchmark", unit="seed")
-    for score in scores:
-        spec = method_grid(config, extras=config.extras and score == "signed")
-        if score == "abs":
-            spec = {m: spec[m] for m in (*ECI_FAMILY, "conformal_p", *BASELINES)}
-        for setting in config.settings:
-            g = grids.setdefault(f"{setting}/{score}", {"": Grid()})[""]
-            for k in range(config.seeds):
-                first = keep if (score == "signed" and k == 0) else None
-                steps += _setting_run(config, setting, seed, k, score, spec, g, first)
-                bar.update()
-    bar.close()
-    bench_cpu_s = max(time.process_time() - cpu_start, 1e-9)
+    items = [(score, setting, k) for score in scores for setting in config.settings for k in range(config.seeds)]
+    runs = map_in_processes(partial(benchmark_seed, config=config, seed=seed), items, config.workers,
+                            desc="benchmark", unit="seed")  # fmt: skip
+    for (score, setting, _), (g, first, n_steps, _) in zip(items, runs, strict=True):
+        grids.setdefault(f"{setting}/{score}", {"": Grid()})[""].extend(g)  # seed order: the sequential lists
+        keep.update(first)
+        steps += n_steps
+    bench_cpu_s = max(sum(r[3] for r in runs) if config.workers > 1 else time.process_time() - cpu_start, 1e-9)
 
     # ---- selection and summaries
     metrics: dict[str, Any] = {}

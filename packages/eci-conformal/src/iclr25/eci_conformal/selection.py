@@ -28,6 +28,13 @@ class Grid:
         if rec is not None:
             self.rec.setdefault(key, []).append(rec)
 
+    def extend(self, other: Grid) -> None:
+        """Append `other`'s per-seed values after this grid's (seeds run apart, merged in seed order)."""
+        for name in ("cov", "avg", "med", "run", "rec"):
+            mine = getattr(self, name)
+            for key, values in getattr(other, name).items():
+                mine.setdefault(key, []).extend(values)
+
 
 def select_lr(
     grid: Grid,
