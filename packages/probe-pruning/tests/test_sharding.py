@@ -190,6 +190,18 @@ def test_a_split_model_gives_identical_outputs_and_decisions(make, arch, devices
         assert _decisions(a) == _decisions(b) and _decisions(a), method
 
 
+def test_timing_synchronises_every_device_of_a_split_model(make):
+    from iclr25.probe_pruning.experiments import _split_devices
+
+    model = make("llama", layers=4)
+    assert _split_devices(model) == ()
+    assert _split_devices(ProbePruner(model, PPConfig(skip_layers=(0,)))) == ()
+    shard_model(model, plan_model(model, ["cpu", "cpu:0"]))
+    both = (torch.device("cpu"), torch.device("cpu:0"))
+    assert _split_devices(model) == both
+    assert _split_devices(StaticPruner(model, "wanda_sp", 0.4, (0,), 8)) == both
+
+
 class OneDevicePerOp(TorchFunctionMode):
     """Raises when one torch operation reads tensors (of one dimension or more) on different devices: what a GPU
     refuses, and what torch lets pass silently between the CPU and `meta` for some operations (a matmul)."""
@@ -369,3 +381,17 @@ def test_seeds_train_through_the_shared_process_map_in_order(monkeypatch):
         )
     a, b = (m.state_dict()["lm_head.weight"] for m, _ in parallel_runs)
     assert not torch.equal(a, b)
+
+
+def test_a_checkpoint_split_is_checked_from_its_config(tiny_dir):
+    """More devices than the checkpoint's decoder layers, or budgets its weights do not fit, are refused from its
+    config.json (on the meta device) before any weight is read."""
+    from iclr25.probe_pruning.config import Config
+    from iclr25.probe_pruning.reproduce import check_split
+
+    base = {"model_dir": str(tiny_dir), "dtype": "float16"}
+    with pytest.raises(ValueError, match="4 devices for a model of 3 decoder layers"):
+        check_split(Config(devices=4, **base))
+    with pytest.raises(ValueError, match="do not fit"):
+        check_split(Config(devices=3, max_memory="1KiB", **base))
+    check_split(Config(devices=3, max_memory="1MiB", **base))  # 3 tiny layers over 3 budgets: fits

@@ -82,7 +82,8 @@ def place_model(model: Any, cfg: Config, device: str, dtype: Any = None) -> Any:
 
 
 def _split_devices(runner: Any) -> tuple[Any, ...]:
-    model = getattr(runner, "model", runner)
+    """The devices a split model (or a pruner of one) runs on, in order; () when it is not split."""
+    model = runner if hasattr(runner, "layer_devices") else runner.model  # a DecoderLM, else a pruner
     return tuple(dict.fromkeys(model.layer_devices)) if getattr(model, "layer_devices", None) else ()
 
 

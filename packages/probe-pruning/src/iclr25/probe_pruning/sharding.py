@@ -60,7 +60,13 @@ def parse_max_memory(text: str, devices: int) -> list[int] | None:
 
 
 def _gib(n: float) -> str:
-    return f"{n / 2**30:.2f} GiB"
+    """A byte count in GiB, MiB or KiB (two decimals), whichever is the largest below it."""
+    if n == float("inf"):
+        return "none"
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{n:.0f} B"
 
 
 @dataclass(frozen=True)
