@@ -33,9 +33,27 @@ def test_full_preset_refuses_missing_inputs_before_any_work(tmp_path):
     with pytest.raises(ValueError, match=r"fasta .*hg38\.ml\.fa.*xingyusu/GeneExp"):
         run("full", out, device="cpu", config=dataclasses.replace(PRESETS["full"], data_root=str(tmp_path / "no")))
     assert not out.exists()
-    with pytest.raises(ValueError, match="data_root"):
-        run("full", out, device="cpu", config=dataclasses.replace(PRESETS["full"], data_root=""))
-    assert not out.exists()
+
+
+def test_full_preset_without_files_trains_on_generated_windows_of_the_paper_sizes():
+    cfg = PRESETS["full"]
+    assert not cfg.files_given and cfg.real_data and cfg.data == "generated"
+    assert (cfg.n_genes, cfg.length, cfg.center_len, cfg.n_rna, cfg.d, cfg.n_layers) == (
+        18_377,
+        200_000,
+        2000,
+        9,
+        128,
+        4,
+    )
+    from iclr25.seq2exp.data import GeneratedWindowDataset
+
+    sets = [GeneratedWindowDataset(cfg.n_genes, 1024, s, center_len=64) for s in ("train", "valid", "test")]
+    assert [len(s) for s in sets] == [12_864, 2_757, 2_756]
+    window = sets[0][5]
+    assert window["seq"].shape == (1024,) and window["signals"].shape == (1024, 3) and window["rna_feat"].shape == (9,)
+    assert window["y"] == sets[0].target(5) == GeneratedWindowDataset(cfg.n_genes, 1024, center_len=64).target(5)
+    assert not np.array_equal(sets[0][5]["seq"], sets[1][5]["seq"])  # each split its own windows
 
 
 def test_full_preset_names_each_missing_file(genome, tmp_path):
