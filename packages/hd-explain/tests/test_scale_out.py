@@ -115,3 +115,21 @@ def test_full_preset_starts_on_two_cpu_processes_checkpoints_and_resumes(tmp_pat
         assert second["metrics"]["images"][key] == first["metrics"]["images"][key], key
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert sum("resnet18/loss" in row for row in rows) == 3  # the resumed run logged its second epoch again
+
+
+def test_seed_workers_give_the_results_of_one_process(tmp_path: Path) -> None:
+    cli = Path(sys.executable).parent / "iclr25-hd-explain"
+    tiny = ["sections=rectangular,digits,mislabel", "rect_seeds=2", "rect_epochs=3", "digits_seeds=2", "digits_pool=100",
+            "digits_epochs=2", "n_flipped=10", "probes=5", "rps_iters=20", "figures=false"]  # fmt: skip
+    metrics = []
+    for workers in (1, 2):
+        args = [str(cli), "reproduce", "--scale", "quick", "--device", "cpu", "--out", f"w{workers}", "--quiet"]
+        result = subprocess.run([*args, *tiny, f"workers={workers}"], capture_output=True, text=True, cwd=tmp_path)
+        assert result.returncode in (0, 1), result.stderr[-3000:]  # 1: the gates need not hold at this size
+        metrics.append(json.loads((tmp_path / f"w{workers}" / "results.json").read_text())["metrics"])
+        rows = [json.loads(line) for line in (tmp_path / f"w{workers}" / "metrics.jsonl").read_text().splitlines()]
+        assert sum("mislabel/seed1/loss" in row for row in rows) == 2  # each seed's epochs, logged once
+    one, two = metrics
+    for section, key in (("rectangular", "per_seed"), ("digits", "per_seed"), ("mislabel", "curves")):
+        assert two[section][key] == one[section][key], section
+    assert two["digits"]["train_acc"] == one["digits"]["train_acc"]

@@ -49,7 +49,8 @@ MAX_WIDTH = 8192  # hidden units, base widths
 MAX_EPOCHS = 100_000
 MAX_BATCH = 65_536
 MAX_IMAGE = 1024  # image side, pixels
-MAX_STEPS = 100_000_000  # checkpoint intervals (optimiser steps)
+MAX_STEPS = 100_000_000
+MAX_WORKERS = 1024  # checkpoint intervals (optimiser steps)
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,8 @@ class Config(Validated):
     # paper's RBF sweep
     temperatures: Annotated[tuple[float, ...], Each(Positive())] = (0.03, 0.06, 0.1, 0.3, 0.6, 1.0, 3.0, 6.0)
     figures: Flag = True
+    # processes for the seeds of the rectangular and digits sections (the results of one process, in seed order)
+    workers: Annotated[int, AtLeast(1), AtMost(MAX_WORKERS)] = 1
 
     def __post_init__(self) -> None:
         super().__post_init__()

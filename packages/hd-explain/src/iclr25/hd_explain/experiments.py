@@ -98,26 +98,65 @@ def _summary(per_seed: dict[str, list[list[float]]]) -> dict[str, dict[str, floa
     return out
 
 
-def measure_rectangular(cfg: Config, run: Any, seed: int) -> dict[str, Any]:
-    """Rectangular 2-D: every method's hit rate / coverage over `cfg.rect_seeds` trained MLPs (and the data)."""
-    from iclr25.hd_explain.data import rectangular
+class _Rows:
+    """A logger that keeps the rows of a seed's training (in a worker process) for the run's logger."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[dict[str, Any], int]] = []
+
+    def log(self, row: dict[str, Any], step: int) -> None:
+        self.rows.append((row, step))
+
+
+def _seeds(run: Any, cfg: Config, function: Any, seeds: range, desc: str) -> list[Any]:
+    """`function(s)` for every seed, in `cfg.workers` spawned processes (each seed depends on its seed alone, so the
+    results are those of one process); each seed's training rows go to the run's logger in seed order."""
+    from iclr25.shared.parallel import map_in_processes
+
+    def log(_: int, result: Any) -> None:
+        for row, step in result[-1]:
+            run.logger.log(row, step=step)
+
+    return map_in_processes(function, seeds, cfg.workers, desc=desc, unit="seed", on_result=log)
+
+
+def _rect_seed(cfg: Config, X: np.ndarray, y: np.ndarray, s: int) -> tuple[Any, ...]:
+    """One Rectangular seed: its MLP, every method's (hit, coverage), the timings and the training rows."""
     from iclr25.hd_explain.evaluation import perturb_noise, probe_indices
 
+    train = {"epochs": cfg.rect_epochs, "lr": cfg.rect_lr, "batch_size": cfg.rect_batch}
+    rows, times = _Rows(), {}
+    model, stats = _train_mlp(
+        X, y, cfg.rect_hidden, cfg.rect_classes, s, train, logger=rows, prefix=f"rectangular/seed{s}/"
+    )
+    probe = probe_indices(len(X), cfg.probes, s)
+    probe_sets = [(probe, perturb_noise(X[probe], s, cfg.noise_scale))]
+    res = _evaluate(model, X, y, cfg.rect_classes, _methods(cfg, "rectangular"), probe_sets, cfg.k, times)
+    return res, stats, times, rows.rows
+
+
+def _add_times(total: dict[str, dict[str, float]], times: dict[str, dict[str, float]]) -> None:
+    for name, rec in times.items():
+        into = total.setdefault(name, {"fit_s": 0.0, "explain_s": 0.0, "explained": 0})
+        for key, value in rec.items():
+            into[key] += value
+
+
+def measure_rectangular(cfg: Config, run: Any, seed: int) -> dict[str, Any]:
+    """Rectangular 2-D: every method's hit rate / coverage over `cfg.rect_seeds` trained MLPs (and the data)."""
+    from functools import partial
+
+    from iclr25.hd_explain.data import rectangular
+
     X, y = rectangular(cfg.rect_points, (cfg.rect_grid, cfg.rect_grid), cfg.rect_classes, cfg.rect_data_seed)
-    methods = _methods(cfg, "rectangular")
     per_seed: dict[str, list[list[float]]] = {}
     times: dict[str, dict[str, float]] = {}
     accs, train_rates = [], []
-    train = {"epochs": cfg.rect_epochs, "lr": cfg.rect_lr, "batch_size": cfg.rect_batch}
-    for s in run.progress(range(seed, seed + cfg.rect_seeds), desc="rectangular", unit="seed"):
-        log = {"logger": run.logger, "prefix": f"rectangular/seed{s}/"}
-        model, stats = _train_mlp(X, y, cfg.rect_hidden, cfg.rect_classes, s, train, **log)
+    seeds = range(seed, seed + cfg.rect_seeds)
+    for res, stats, seed_times, _ in _seeds(run, cfg, partial(_rect_seed, cfg, X, y), seeds, "rectangular"):
         accs.append(stats["train_acc"])
         train_rates.append(stats["train_samples_per_s"])
-        probe = probe_indices(len(X), cfg.probes, s)
-        res = _evaluate(
-            model, X, y, cfg.rect_classes, methods, [(probe, perturb_noise(X[probe], s, cfg.noise_scale))], cfg.k, times
-        )
+        _add_times(times, seed_times)
         for name, rows in res.items():
             per_seed.setdefault(name, []).extend(rows)
     return {
@@ -130,18 +169,13 @@ def measure_rectangular(cfg: Config, run: Any, seed: int) -> dict[str, Any]:
     }
 
 
-def measure_digits_and_mislabel(cfg: Config, run: Any, seed: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """Digits hit rate / coverage (easy and hard noise) per method and seed; with the mislabel section, the
-    recall of flipped labels by self-scores of the clean and of the retrained model (else None)."""
+def _digits_seed(cfg: Config, s: int) -> tuple[Any, ...]:
+    """One digits seed: its MLP's (hit, coverage) per method at both noise scales, the timings, with the mislabel
+    section each debugging method's recall@k curve for the clean and the retrained model, and the training rows."""
     from iclr25.hd_explain.baselines import make_explainer
     from iclr25.hd_explain.data import digits, flip_labels
     from iclr25.hd_explain.evaluation import mislabel_detection, perturb_noise, probe_indices
 
-    methods = _methods(cfg, "digits")
-    per_seed: dict[str, list[list[float]]] = {}
-    per_seed_hard: dict[str, list[list[float]]] = {}
-    times: dict[str, dict[str, float]] = {}
-    accs, train_rates = [], []
     debug_methods = {
         "hd": ("hd", {}),
         "hd_star": ("hd*", {}),
@@ -149,37 +183,56 @@ def measure_digits_and_mislabel(cfg: Config, run: Any, seed: int) -> tuple[dict[
         "rps": ("rps", {"lmbd": cfg.rps_lambda, "max_iter": cfg.rps_iters}),
         "tracin": ("tracin", {"loss": cfg.loss}),
     }
+    train = {"epochs": cfg.digits_epochs, "lr": cfg.digits_lr, "batch_size": cfg.digits_batch}
+    rows, times = _Rows(), {}
+    X, y, _, _ = digits(cfg.digits_pool, s)
+    model, stats = _train_mlp(X, y, cfg.digits_hidden, 10, s, train, logger=rows, prefix=f"digits/seed{s}/")
+    probe = probe_indices(len(X), cfg.probes, s)
+    probe_sets = [
+        (probe, perturb_noise(X[probe], s, cfg.noise_scale)),
+        (probe, perturb_noise(X[probe], s, cfg.hard_noise_scale)),
+    ]
+    res = _evaluate(model, X, y, 10, _methods(cfg, "digits"), probe_sets, cfg.k, times)
+    if "mislabel" not in cfg.sections:
+        return res, stats, times, None, rows.rows
+    y_bad, flipped = flip_labels(y, cfg.n_flipped, 10, s)
+    log = {"logger": rows, "prefix": f"mislabel/seed{s}/"}
+    retrained, rstats = _train_mlp(X, y_bad, cfg.digits_hidden, 10, s + cfg.realistic_seed_offset, train, **log)
+    curves: dict[str, dict[str, np.ndarray]] = {"official": {}, "realistic": {}}
+    for variant, net in (("official", model), ("realistic", retrained)):
+        for name, (method, options) in debug_methods.items():
+            scores = make_explainer(method, net, 10, **options).fit(X, y_bad).debug_scores().numpy()
+            curves[variant][name] = mislabel_detection(scores, flipped)["recall"]
+    return res, stats, times, (rstats["train_acc"], curves), rows.rows
+
+
+def measure_digits_and_mislabel(cfg: Config, run: Any, seed: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Digits hit rate / coverage (easy and hard noise) per method and seed; with the mislabel section, the
+    recall of flipped labels by self-scores of the clean and of the retrained model (else None)."""
+    from functools import partial
+
+    per_seed: dict[str, list[list[float]]] = {}
+    per_seed_hard: dict[str, list[list[float]]] = {}
+    times: dict[str, dict[str, float]] = {}
+    accs, train_rates = [], []
     recalls: dict[str, dict[str, list[float]]] = {"official": {}, "realistic": {}}
     curves: dict[str, dict[str, list[float]]] = {"official": {}, "realistic": {}}
     realistic_acc = []
-    do_mislabel = "mislabel" in cfg.sections
-    train = {"epochs": cfg.digits_epochs, "lr": cfg.digits_lr, "batch_size": cfg.digits_batch}
-    for s in run.progress(range(seed, seed + cfg.digits_seeds), desc="digits", unit="seed"):
-        X, y, _, _ = digits(cfg.digits_pool, s)
-        model, stats = _train_mlp(X, y, cfg.digits_hidden, 10, s, train, logger=run.logger, prefix=f"digits/seed{s}/")
+    seeds = range(seed, seed + cfg.digits_seeds)
+    for res, stats, seed_times, mislabel_part, _ in _seeds(run, cfg, partial(_digits_seed, cfg), seeds, "digits"):
         accs.append(stats["train_acc"])
         train_rates.append(stats["train_samples_per_s"])
-        probe = probe_indices(len(X), cfg.probes, s)
-        probe_sets = [
-            (probe, perturb_noise(X[probe], s, cfg.noise_scale)),
-            (probe, perturb_noise(X[probe], s, cfg.hard_noise_scale)),
-        ]
-        res = _evaluate(model, X, y, 10, methods, probe_sets, cfg.k, times)
+        _add_times(times, seed_times)
         for name, (row, hard_row) in res.items():
             per_seed.setdefault(name, []).append(row)
             per_seed_hard.setdefault(name, []).append(hard_row)
-        if not do_mislabel:
+        if mislabel_part is None:
             continue
-        y_bad, flipped = flip_labels(y, cfg.n_flipped, 10, s)
-        log = {"logger": run.logger, "prefix": f"mislabel/seed{s}/"}
-        retrained, rstats = _train_mlp(X, y_bad, cfg.digits_hidden, 10, s + cfg.realistic_seed_offset, train, **log)
-        realistic_acc.append(rstats["train_acc"])
-        for variant, net in (("official", model), ("realistic", retrained)):
-            for name, (method, options) in debug_methods.items():
-                scores = make_explainer(method, net, 10, **options).fit(X, y_bad).debug_scores().numpy()
-                det = mislabel_detection(scores, flipped)
-                recalls[variant].setdefault(name, []).append(float(det["recall"][cfg.n_flipped - 1]))
-                curves[variant].setdefault(name, []).append(det["recall"].tolist())
+        realistic_acc.append(mislabel_part[0])
+        for variant, by_method in mislabel_part[1].items():
+            for name, recall in by_method.items():
+                recalls[variant].setdefault(name, []).append(float(recall[cfg.n_flipped - 1]))
+                curves[variant].setdefault(name, []).append(recall.tolist())
     digits_metrics = {
         "mean": _summary(per_seed),
         "per_seed": per_seed,
@@ -188,7 +241,7 @@ def measure_digits_and_mislabel(cfg: Config, run: Any, seed: int) -> tuple[dict[
         "train_samples_per_s": float(np.mean(train_rates)),
         "seconds": {m: {kk: round(v, 4) for kk, v in t.items()} for m, t in times.items()},
     }
-    if not do_mislabel:
+    if "mislabel" not in cfg.sections:
         return digits_metrics, None
     mislabel = {
         "n_flipped": cfg.n_flipped,

@@ -121,7 +121,7 @@ def train_classifier(
         state.update(epoch=epoch + 1, batch=0)
         if logger is not None:
             speed = (seen - seen_epoch) / max(time.perf_counter() - t_epoch, 1e-9)
-            row = training_row(float(loss), lr=lr, throughput=speed, epoch=epoch + 1, prefix=prefix)
+            row = training_row(float(loss.detach()), lr=lr, throughput=speed, epoch=epoch + 1, prefix=prefix)
             logger.log(row, step=(epoch + 1) * -(-X.shape[0] // batch_size))
     if checkpointer is not None:
         state.update(gen=gen.get_state(), perm=torch.empty(0, dtype=torch.long))
