@@ -112,6 +112,7 @@ def test_full_preset_starts_on_two_cpu_processes_checkpoints_and_resumes(tmp_pat
         (["reproduce", "--scale", "ci", "--devices", "2", "--strategy", "fsdp"], "fsdp"),
         (["train", "--devices", "2", "--strategy", "fsdp"], "fsdp"),
         (["train", "--resume", "auto"], "--out"),
+        (["reproduce", "--scale", "ci", "workers=2", "--devices", "2"], "workers=1"),
     ],
 )
 def test_bad_scale_out_flags_are_one_line_and_exit_2(tmp_path: Path, capsys, monkeypatch, argv, message) -> None:
@@ -120,3 +121,24 @@ def test_bad_scale_out_flags_are_one_line_and_exit_2(tmp_path: Path, capsys, mon
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
     assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_runs_in_worker_processes_equal_the_sequential_runs(tmp_path: Path, monkeypatch) -> None:
+    from dataclasses import replace
+
+    from iclr25.compose_decompose.reproduce import PRESETS, run
+
+    # the workers use this process's CPU kernels (a command selects them before NumPy loads; pytest has loaded it)
+    monkeypatch.setenv("ICLR25_KERNELS", "native")
+
+    tiny = replace(PRESETS["ci"], steps=6, batch=8, seeds=2, thing_per_combo=4, eval_games=10)
+    one = run("ci", tmp_path / "one", config=tiny, device="cpu")
+    two = run("ci", tmp_path / "two", config=replace(tiny, workers=2), device="cpu")
+    timing = ("seconds", "per_s")
+    strip = lambda r: {k: v for k, v in r.items() if not any(t in k for t in timing)}  # noqa: E731
+    assert list(one.metrics["runs"]) == list(two.metrics["runs"]) and len(one.metrics["runs"]) == 4
+    assert all(strip(one.metrics["runs"][n]) == strip(two.metrics["runs"][n]) for n in one.metrics["runs"])
+    lines = [(tmp_path / f / "metrics.jsonl").read_text().splitlines() for f in ("one", "two")]
+    drop = lambda row: {k: v for k, v in json.loads(row).items() if not k.endswith("/throughput")}  # noqa: E731
+    assert [drop(r) for r in lines[0]] == [drop(r) for r in lines[1]]  # the same rows, logged in the same order
+    assert (tmp_path / "one" / "messages.jsonl").read_text() == (tmp_path / "two" / "messages.jsonl").read_text()

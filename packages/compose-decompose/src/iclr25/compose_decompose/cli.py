@@ -99,7 +99,12 @@ def _check_scale_out(args) -> object:
 
 
 def _reproduce(args) -> int:
-    _check_scale_out(args)
+    from iclr25.compose_decompose.experiments import WORKERS_AND_SCALE_OUT, uses_scale_out
+
+    scale_out = _check_scale_out(args)
+    cfg = build_config(PRESETS[args.scale], args.config, args.overrides)
+    if cfg.workers > 1 and uses_scale_out(cfg, scale_out):
+        raise CliError(WORKERS_AND_SCALE_OUT)
     return reproduce_command("compose-decompose", args, "iclr25.compose_decompose.reproduce:run", PRESETS)
 
 

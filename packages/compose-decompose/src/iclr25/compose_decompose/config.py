@@ -93,7 +93,9 @@ class Config(Validated):
     gate_min_acc: PositiveFloat = 0.65  # spec 9.6
     gate_max_zero_acc: PositiveFloat = 0.55  # spec 9.6
     break_message: Flag = False  # train with the message zeroed (a deliberately broken variant for the gate test)
-    threads: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1  # torch CPU threads
+    threads: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1  # torch CPU threads (per worker)
+    # training runs in parallel processes (independent runs: the sequential results; 1: one after another here)
+    workers: Annotated[int, AtLeast(1), AtMost(MAX_THREADS)] = 1
     # training steps between checkpoints of every loop (0: none unless `--checkpoint-every` or `--resume` asks)
     checkpoint_every: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 0
 

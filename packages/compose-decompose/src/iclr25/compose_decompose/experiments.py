@@ -113,12 +113,69 @@ def _summary(runs: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
     return out
 
 
+WORKERS_AND_SCALE_OUT = (
+    "workers > 1 trains the runs in separate processes; with --devices, --precision, checkpoints or --resume use "
+    "workers=1"
+)
+
+
+def uses_scale_out(cfg: Config, scale_out: Any) -> bool:
+    """Whether the loops train through the scale-out layer (several processes, a precision, checkpoints, resume)."""
+    return bool(scale_out.wants_fabric or scale_out.checkpoint_every or cfg.checkpoint_every or scale_out.resume)
+
+
+def experiment(
+    s: dict[str, Any], cfg: Config, data: Any, device: str, tick: Any = None, log: Any = None, scale_out: Any = None
+) -> dict[str, Any]:
+    """One training run of `experiments(cfg)` (its settings `s`) on `data`: `training.decompose_then_compose`."""
+    from iclr25.compose_decompose.training import decompose_then_compose
+
+    keys = ("hidden", "beta1", "beta2", "init", "dead_after", "sender", "combine", "gs_word_init")
+    agent = {k: getattr(cfg, k) for k in keys}
+    kwargs = {**agent, **{k: v for k, v in s.items() if k not in ("dataset", "channel", "K", "seed")}}
+    return decompose_then_compose(
+        data,
+        channel=s["channel"],
+        steps=cfg.steps,
+        compose_steps=cfg.compose_steps,
+        batch=cfg.batch,
+        lr=cfg.lr,
+        K=s["K"],
+        dim=cfg.dim,
+        eval_games=cfg.eval_games,
+        compose_size=cfg.compose_size,
+        seed=s["seed"],
+        device=device,
+        zero_message=cfg.break_message,
+        tick=tick,
+        log=log,
+        scale_out=scale_out,
+        **kwargs,
+    )
+
+
+def run_experiment(job: tuple[str, dict[str, Any], Config, str]) -> dict[str, Any]:
+    """`experiment` in a worker process, `job` = (name, settings, cfg, device): its data made here, its logged rows
+    returned as `_rows` [(step, row)] for the parent to log."""
+    import torch
+
+    _, s, cfg, device = job
+    torch.set_num_threads(cfg.threads)
+    rows: list[tuple[int, dict[str, Any]]] = []
+    res = experiment(
+        s, cfg, make_data(s["dataset"], cfg, s["seed"]), device, log=lambda row, step: rows.append((step, row))
+    )
+    res["_rows"] = rows
+    return res
+
+
 def measure(cfg: Config, run: Any) -> dict[str, Any]:
     """Every run of `experiments(cfg)` plus the mechanics; returns the metrics dict of the report."""
     import torch
 
     from iclr25.compose_decompose.data import write_cbm_jsonl
-    from iclr25.compose_decompose.training import decompose_then_compose, evaluate, message_samples
+    from iclr25.compose_decompose.training import evaluate, message_samples
+    from iclr25.shared.parallel import map_in_processes
     from iclr25.shared.run import is_follower
 
     device = run.device  # resolving the device sets torch's thread count; ours comes after it
@@ -128,54 +185,53 @@ def measure(cfg: Config, run: Any) -> dict[str, Any]:
     runs: dict[str, dict[str, Any]] = {}
     curves: dict[str, list[dict[str, float]]] = {}
     cache: dict[tuple[str, int], Any] = {}
-    keys = ("hidden", "beta1", "beta2", "init", "dead_after", "sender", "combine", "gs_word_init")
-    agent = {k: getattr(cfg, k) for k in keys}
+    if uses_scale_out(cfg, run.scale_out) and cfg.workers > 1:
+        raise ValueError(WORKERS_AND_SCALE_OUT)
+
+    def logged(name: str, curve: list) -> Any:
+        def log(row: dict[str, Any], step: int) -> None:
+            if "decompose/train_game_acc" in row:  # the Decompose curve, for the figure
+                curve.append({"step": step, "train_game_acc": row["decompose/train_game_acc"]})
+            run.logger.log({f"{name}/{k}": v for k, v in row.items()}, step)
+
+        return log
+
+    def finished(name: str, res: dict[str, Any]) -> None:
+        game = res.pop("game")
+        if name == exps[0][0] and not is_follower():  # the first run's Decompose messages, in the CBM format
+            key = (exps[0][1]["dataset"], exps[0][1]["seed"])
+            data = cache[key] if key in cache else make_data(key[0], cfg, key[1])
+            ev = evaluate(game, data, 500, 1, "train", device=device)
+            samples = message_samples(ev["words"], ev["phrases"])
+            names = [data.space.fvp_name(p[0]) for _, p in samples]
+            write_cbm_jsonl(run.dir / "messages.jsonl", [(w, [n]) for (w, _), n in zip(samples, names, strict=True)])
+        runs[name] = res
+
     with run.progress(total=total, desc="train", unit="step") as bar:
-        for name, s in exps:
+        if cfg.workers > 1:  # independent runs in spawned processes: the sequential results, logged as they come
+            jobs = [(name, s, cfg, device) for name, s in exps]
+
+            def done(index: int, res: dict[str, Any]) -> None:
+                name = exps[index][0]
+                curves[name] = []
+                log = logged(name, curves[name])
+                for step, row in res.pop("_rows"):
+                    log(row, step)
+                bar.update(cfg.steps + cfg.compose_steps)
+                finished(name, res)
+
+            map_in_processes(run_experiment, jobs, cfg.workers, threads=cfg.threads, on_result=done, desc="runs")
+        for name, s in exps if cfg.workers == 1 else ():
             key = (s["dataset"], s["seed"])
             if key not in cache:
                 cache[key] = make_data(s["dataset"], cfg, s["seed"])
-            data = cache[key]
-            kwargs = {**agent, **{k: v for k, v in s.items() if k not in ("dataset", "channel", "K", "seed")}}
-            curve: list[dict[str, float]] = []
-
-            def log(row: dict[str, Any], step: int, name: str = name, curve: list = curve) -> None:
-                if "decompose/train_game_acc" in row:  # the Decompose curve, for the figure
-                    curve.append({"step": step, "train_game_acc": row["decompose/train_game_acc"]})
-                run.logger.log({f"{name}/{k}": v for k, v in row.items()}, step)
+            curves[name] = []
 
             def scale_out(phase: str, name: str = name) -> dict[str, Any]:
                 return run.training_options(f"{name}/{phase}", cfg.checkpoint_every)
 
-            res = decompose_then_compose(
-                data,
-                channel=s["channel"],
-                steps=cfg.steps,
-                compose_steps=cfg.compose_steps,
-                batch=cfg.batch,
-                lr=cfg.lr,
-                K=s["K"],
-                dim=cfg.dim,
-                eval_games=cfg.eval_games,
-                compose_size=cfg.compose_size,
-                seed=s["seed"],
-                device=device,
-                zero_message=cfg.break_message,
-                tick=bar.update,
-                log=log,
-                scale_out=scale_out,
-                **kwargs,
-            )
-            game = res.pop("game")
-            if name == exps[0][0] and not is_follower():  # the first run's Decompose messages, in the CBM format
-                ev = evaluate(game, data, 500, 1, "train", device=device)
-                samples = message_samples(ev["words"], ev["phrases"])
-                names = [data.space.fvp_name(p[0]) for _, p in samples]
-                write_cbm_jsonl(
-                    run.dir / "messages.jsonl", [(w, [n]) for (w, _), n in zip(samples, names, strict=True)]
-                )
-            runs[name] = res
-            curves[name] = curve
+            res = experiment(s, cfg, cache[key], device, bar.update, logged(name, curves[name]), scale_out)
+            finished(name, res)
     games_s = [r["games_per_s"] for n, r in runs.items() if n.startswith("thing/")]
     img_s = [r["games_per_s"] for n, r in runs.items() if not n.startswith("thing/")]
     return {
