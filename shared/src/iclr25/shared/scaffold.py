@@ -150,20 +150,38 @@ PRESETS: dict[str, Config] = {{
     "full": Config(samples=200_000),
 }}
 ''',
-    "src/iclr25/{module}/method.py": '''"""The paper's method in plain numpy (example: a trimmed mean; replace it with the paper's method)."""
+    "src/iclr25/{module}/method.py": '''"""The paper's method in plain numpy (example: a trimmed mean and its standard error; replace them with the
+paper's method, citing the equation or section each function implements)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 
-def trimmed_mean(x: np.ndarray, trim: float = 0.2) -> float:
-    """Mean of `x` after dropping the `trim` fraction of smallest and of largest values."""
+def _check_trim(trim: float) -> None:
     if not 0 <= trim < 0.5:
         raise ValueError(f"trim must lie in [0, 0.5), got {{trim}}")
+
+
+def trimmed_mean(x: np.ndarray, trim: float = 0.2) -> float:
+    """Mean of `x` after dropping the `trim` fraction of smallest and of largest values."""
+    _check_trim(trim)
     x = np.sort(np.asarray(x, dtype=float))
     cut = int(trim * len(x))
     return float(x[cut : len(x) - cut].mean())
+
+
+def trimmed_mean_se(x: np.ndarray, trim: float = 0.2) -> float:
+    """Standard error of the trimmed mean (Tukey and McLaughlin, 1963): the winsorized standard deviation over
+    (1 - 2 trim) sqrt(n); winsorizing sets the `trim` fraction of values at each end to the nearest kept one."""
+    _check_trim(trim)
+    x = np.sort(np.asarray(x, dtype=float))
+    n = len(x)
+    if n < 2:
+        raise ValueError(f"a standard error needs at least 2 values, got {{n}}")
+    cut = int(trim * n)
+    winsorized = np.clip(x, x[cut], x[n - cut - 1])
+    return float(winsorized.std(ddof=1) / ((1 - 2 * trim) * np.sqrt(n)))
 ''',
     "src/iclr25/{module}/reference.py": '''"""Slow, obviously correct forms that the fast method is tested against."""
 
@@ -186,7 +204,7 @@ from typing import Any
 import numpy as np
 
 from iclr25.{module}.config import Config
-from iclr25.{module}.method import trimmed_mean
+from iclr25.{module}.method import trimmed_mean, trimmed_mean_se
 
 
 def measure_robustness(config: Config, seed: int) -> dict[str, Any]:
@@ -195,7 +213,8 @@ def measure_robustness(config: Config, seed: int) -> dict[str, Any]:
     x = rng.normal(0.0, 1.0, config.samples)
     outliers = rng.random(config.samples) < config.outlier_fraction
     x[outliers] += 50.0
-    return {{"trimmed_mean": trimmed_mean(x, config.trim), "mean": float(x.mean()), "true_mean": 0.0}}
+    estimate, se = trimmed_mean(x, config.trim), trimmed_mean_se(x, config.trim)
+    return {{"trimmed_mean": estimate, "trimmed_mean_se": se, "mean": float(x.mean()), "true_mean": 0.0}}
 ''',
     "src/iclr25/{module}/claims.py": '''"""The claims, as data: what the package claims, against which number of the paper, with what margin. The shared
 layer (`iclr25.shared.claims`) evaluates them on the measured metrics; `iclr25 claims {slug}` lists them."""
@@ -282,6 +301,7 @@ import numpy as np
 import pytest
 
 from iclr25.{module} import trimmed_mean
+from iclr25.{module}.method import trimmed_mean_se
 from iclr25.{module}.reference import trimmed_mean_loop
 
 
@@ -291,9 +311,18 @@ def test_fast_form_equals_reference(trim: float) -> None:
     assert trimmed_mean(x, trim) == pytest.approx(trimmed_mean_loop(list(x), trim))
 
 
+def test_untrimmed_standard_error_is_the_plain_one() -> None:
+    x = np.random.default_rng(1).normal(size=50)
+    assert trimmed_mean_se(x, 0.0) == pytest.approx(x.std(ddof=1) / np.sqrt(len(x)))
+    # [1, 2, 3, 4, 100] winsorized at 20 % is [2, 2, 3, 4, 4]: standard deviation 1, over 0.6 sqrt(5)
+    assert trimmed_mean_se(np.array([1.0, 2, 3, 4, 100]), 0.2) == pytest.approx(1 / (0.6 * np.sqrt(5)))
+
+
 def test_bad_trim_is_refused() -> None:
     with pytest.raises(ValueError, match="trim must lie"):
         trimmed_mean(np.ones(4), 0.5)
+    with pytest.raises(ValueError, match="at least 2 values"):
+        trimmed_mean_se(np.ones(1), 0.1)
 ''',
     "tests/test_reproduce.py": '''"""The claim gate on the ci preset, and proof that it fails on a broken method."""
 
