@@ -4,8 +4,8 @@ Online, batch-wise structured pruning of LLaMA/OPT attention heads and MLP chann
 largest-residual tokens runs a block's first stage, its statistics are fused with history, PPsp scores pick the
 units and the batch runs on the sliced weights. Public names load lazily (importing the package imports no torch).
 Modules: `model` (LLaMA/OPT blocks, HF names), `hf_io`, `pruning` (the method), `baselines` (Wanda-sp, FLAP),
-`reference`, `sharding` (a model split over several GPUs), `data`, `training`, `config`, `experiments` (the studies), `claims` (the claims as data),
-`reproduce` (the plan), `cli`.
+`sharding` (a model split over several GPUs), `reference`, `data`, `training`, `config`, `experiments` (the
+studies), `claims` (the claims as data), `reproduce` (the plan), `cli`.
 """
 
 from __future__ import annotations
