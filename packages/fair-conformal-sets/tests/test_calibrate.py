@@ -118,3 +118,19 @@ def test_fill_empty_with_top1():
     filled = calibrate.fill_empty_with_top1(sets, S)
     assert filled.tolist() == [[False, True, False], [True, False, True]]
     assert not sets[0].any()  # input untouched
+
+
+def test_conformal_sets_are_the_single_mode_sets():
+    cal, test, _ = data.synthetic_split(3, 600, 300)
+    Sc, St = scores.lac(cal.probs()), scores.lac(test.probs())
+    s_true = scores.true_label(Sc, cal.labels)
+    got = calibrate.conformal_sets(Sc, cal.labels, cal.groups, St, test.groups, 0.1, rng=np.random.default_rng(1))
+    assert list(got) == list(calibrate.MODES)
+    assert (got["marginal"] == calibrate.marginal(s_true, St, 0.1)).all()
+    assert (got["mondrian"] == calibrate.mondrian(s_true, cal.groups, St, test.groups, 0.1)).all()
+    ess = calibrate.equalized_set_size(Sc, cal.labels, cal.groups, St, test.groups, 0.1, rng=np.random.default_rng(1))
+    assert (got["ess"] == ess).all()
+    only = calibrate.conformal_sets(Sc, cal.labels, cal.groups, St, test.groups, 0.1, modes=("mondrian",))
+    assert list(only) == ["mondrian"] and (only["mondrian"] == got["mondrian"]).all()
+    with pytest.raises(ValueError, match="unknown modes"):
+        calibrate.conformal_sets(Sc, cal.labels, cal.groups, St, test.groups, 0.1, modes=("equalized",))

@@ -133,3 +133,19 @@ def test_facet_annotations(tmp_path):
     assert "d.jpg" not in by_file and "e.jpg" not in by_file
     assert by_file["b.jpg"]["group"] == 2 and by_file["c.jpg"]["group"] == 0
     assert by_file["a.jpg"]["label"] == 1 and "f.jpg" not in by_file  # boatman is not in the top 2
+
+
+def test_split_sizes_of_the_official_task_splits():
+    assert data.split_sizes(1200, (0.5833333, 0.16666666, 0.25)) == (699, 199, 302)
+    assert data.split_sizes(6001, (4000, None, None)) == (4000, 1000, 1001)
+    assert data.split_sizes(20_000, (10_000, 5000, 2000)) == (10_000, 5000, 2000)
+    with pytest.raises(ValueError, match="need 17000 items"):
+        data.split_sizes(16_999, (10_000, 5000, 2000))
+
+
+def test_split_outputs_are_disjoint_parts_of_one_permutation():
+    out = data.synthetic(100, np.random.default_rng(0))
+    cal, val, test = data.split_outputs(out, (60, None, None), np.random.default_rng(1))
+    assert (len(cal), len(val), len(test)) == (60, 20, 20)
+    rows = np.concatenate([cal.logits, val.logits, test.logits])
+    assert np.array_equal(rows, out.logits[np.random.default_rng(1).permutation(100)])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from iclr25.fair_conformal_sets import calibrate, data, scores
-from iclr25.fair_conformal_sets.decision import SimulatedDecisionMaker
+from iclr25.fair_conformal_sets.decision import SimulatedDecisionMaker, simulate_study
 from iclr25.fair_conformal_sets.reference import expected_accuracy_ref
 
 
@@ -73,3 +73,18 @@ def test_bad_input():
         dm.expected_accuracy(np.zeros((1, 3), bool), np.array([0]), np.array([0]))
     with pytest.raises(ValueError, match="no skill"):
         SimulatedDecisionMaker(K=3, skill={0: 0.5}).kappa(np.array([1]))
+
+
+def test_simulated_study_tallies(filled_sets):
+    C, y, g = filled_sets
+    dm = SimulatedDecisionMaker(K=10, skill={0: 0.6, 1: 0.45})
+    shown = {"control": None, "marginal": C}
+    hits, counts, treatment = simulate_study(
+        dm, shown, y, g, participants=40, trials=50, n_groups=2, rng=np.random.default_rng(0)
+    )
+    assert hits.shape == counts.shape == (80, 2) and treatment.tolist() == ["control"] * 40 + ["marginal"] * 40
+    assert (counts.sum(axis=1) == 50).all() and (hits <= counts).all()
+    for t, shown_t in shown.items():
+        rows = treatment == t
+        closed = dm.expected_accuracy(shown_t, y, g).mean()
+        assert abs(hits[rows].sum() / counts[rows].sum() - closed) < 0.03

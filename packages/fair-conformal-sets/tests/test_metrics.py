@@ -39,3 +39,22 @@ def test_bootstrap_ci_brackets_estimate():
     assert out["Delta_low"] <= out["Delta"] <= out["Delta_high"]
     assert out["Delta_low"] > 0.05  # true Delta = 0.2
     assert out["delta_low"][0] <= out["delta"][0] <= out["delta_high"][0]
+
+
+def test_evaluate_sets_before_and_after_filling():
+    from iclr25.fair_conformal_sets.decision import SimulatedDecisionMaker
+
+    sets = np.array([[1, 0, 0], [0, 0, 0], [0, 1, 1], [1, 1, 0]], bool)
+    S = np.array([[0.1, 0.5, 0.9], [0.8, 0.2, 0.6], [0.9, 0.1, 0.2], [0.3, 0.4, 0.9]])
+    y, g = np.array([0, 1, 2, 2]), np.array([0, 0, 1, 1])
+    dm = SimulatedDecisionMaker(K=3, skill=0.5, override=0.5, adopt_slope=0.0)
+    e = metrics.evaluate_sets(sets, S, y, g, dm, control=[0.5, 0.5])
+    assert e["coverage"] == 0.5 and e["size"] == 1.25
+    assert e["empty_g"] == [0.5, 0.0] and e["empty_filled_g"] == [0.0, 0.0]
+    assert e["coverage_g"] == [0.5, 0.5] and e["coverage_filled_g"] == [1.0, 0.5]
+    # filled sets {0}, {1} (group 0, both covered: A = 1), {1, 2} (covered, A = 0.5 + 0.5 / 2) and {0, 1} (missed,
+    # A = kappa o = 0.25): A = kappa (c + (1 - c) o) + (1 - kappa) c / s with kappa = o = 0.5 and every set adopted
+    assert e["accuracy_g"] == pytest.approx([1.0, 0.5])
+    assert e["accuracy_g"] == metrics.group_accuracy(dm, metrics.fill_empty_with_top1(sets, S), y, g)
+    assert e["delta_g"] == pytest.approx([0.5, 0.0]) and e["Delta"] == pytest.approx(0.5)
+    assert "Delta" not in metrics.evaluate_sets(sets, S, y, g, dm)

@@ -4,8 +4,8 @@ Conformal sets shown to people raise decision accuracy unequally across groups; 
 sets can widen the gap, so the paper recommends equalizing set size. Public names are exported lazily:
 importing this package imports neither numpy nor torch. Modules: `scores` (LAC, APS, RAPS, SAPS), `calibrate`
 (marginal, Mondrian, Equalized Set Size), `sets` (Top-k, Average-k), `predictor` (fit / predict_set),
-`metrics`, `decision` (simulated decision-maker), `fcpd` (human-study re-analysis), `gee` (clustered logistic
-GEE), `validity` (one ESS validity repetition), `data`, `reference`,
+`metrics`, `decision` (simulated decision-maker and study), `fcpd` (human-study re-analysis), `gee` (clustered
+logistic GEE), `validity` (one ESS validity repetition), `tuning` (real-task hyperparameters), `data`, `reference`,
 `experiments` (the measurements), `claims` (the claims, as data), `config`, `reproduce` (the plan), `cli`.
 """
 

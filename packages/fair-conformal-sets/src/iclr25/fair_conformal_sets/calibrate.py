@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from iclr25.fair_conformal_sets.scores import true_label
+
+MODES = ("marginal", "mondrian", "ess")  # the calibration modes (the paper's treatments, ESS ours)
 ESS_VARIANTS = ("two_split", "single_split", "singleton")
 
 
@@ -219,6 +222,37 @@ def equalized_set_size(
         cal_scores_all, cal_labels, cal_groups, alpha, split=split, grid_size=grid_size, variant=variant, rng=rng
     )
     return fit.predict(test_scores, test_groups)
+
+
+def conformal_sets(
+    cal_scores_all: np.ndarray,
+    cal_labels: np.ndarray,
+    cal_groups: np.ndarray,
+    test_scores: np.ndarray,
+    test_groups: np.ndarray,
+    alpha: float,
+    *,
+    modes: tuple[str, ...] = MODES,
+    split: float = 0.5,
+    grid_size: int = 800,
+    variant: str = "two_split",
+    rng: np.random.Generator | None = None,
+) -> dict[str, np.ndarray]:
+    """The sets of every calibration mode in `modes` (in that order), calibrated on the same data: marginal and
+    Mondrian from the true labels' scores, ESS (`split`, `grid_size`, `variant`, `rng`) from the full matrix."""
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise ValueError(f"unknown modes {unknown}: modes must be among {', '.join(MODES)}")
+    s_true = true_label(np.asarray(cal_scores_all), cal_labels)
+    ess = {"split": split, "grid_size": grid_size, "variant": variant, "rng": rng}
+    build = {
+        "marginal": lambda: marginal(s_true, test_scores, alpha),
+        "mondrian": lambda: mondrian(s_true, cal_groups, test_scores, test_groups, alpha),
+        "ess": lambda: equalized_set_size(
+            cal_scores_all, cal_labels, cal_groups, test_scores, test_groups, alpha, **ess
+        ),
+    }
+    return {m: build[m]() for m in modes}
 
 
 def fill_empty_with_top1(sets: np.ndarray, scores: np.ndarray) -> np.ndarray:

@@ -102,6 +102,32 @@ def synthetic_split(
     return data.take(np.arange(n_cal)), data.take(np.arange(n_cal, n_cal + n_test)), rng
 
 
+def split_sizes(n: int, split: tuple) -> tuple[int, int, int]:
+    """Calibration / calibration-validation / test sizes of n items under an official task split: fractions
+    (cal, val, test), counts (cal, None, None) with the rest halved into val and test, or counts (cal, val, test)."""
+    cal, val, tst = split
+    if isinstance(cal, float):
+        a, b = int(cal * n), int(val * n)
+        return a, b, n - a - b
+    if val is None:
+        rest = n - cal
+        return cal, rest // 2, rest - rest // 2
+    if cal + val + tst > n:
+        raise ValueError(f"need {cal + val + tst} items for a {cal}/{val}/{tst} calib/val/test split, have {n}")
+    return cal, val, tst
+
+
+def split_outputs(
+    outputs: ModelOutputs, split: tuple, rng: np.random.Generator
+) -> tuple[ModelOutputs, ModelOutputs, ModelOutputs]:
+    """Calibration, calibration-validation and test parts (sizes: `split_sizes`) of one random permutation."""
+    n_cal, n_val, n_test = split_sizes(len(outputs), split)
+    order = rng.permutation(len(outputs))
+    cal = outputs.take(order[:n_cal])
+    val = outputs.take(order[n_cal : n_cal + n_val])
+    return cal, val, outputs.take(order[n_cal + n_val : n_cal + n_val + n_test])
+
+
 def digits_outputs(seed: int = 0) -> tuple[ModelOutputs, ModelOutputs]:
     """Smoke data from scikit-learn's bundled digits: logistic regression trained on half, outputs on the rest
     split into calibration and test; groups = ink (pixel sum) above the median (1) or not (0)."""

@@ -8,6 +8,7 @@ size and singleton frequency). Per trial with true y, group g and shown set C (N
   adopted & uncertain: a uniform member of C;  not adopted / control: y if knows, else uniform over K.
 Closed form per item (c = 1{y in C}, s = |C| >= 1, a = a(s)):
   A = a [kappa (c + (1 - c) o) + (1 - kappa) c / s] + (1 - a) [kappa + (1 - kappa) / K].
+`simulate_study` runs the human study's design (participants x trials per treatment) with this model.
 """
 
 from __future__ import annotations
@@ -106,3 +107,31 @@ class SimulatedDecisionMaker:
         keep_y = rng.random(n) < self.override
         adopted = np.where(knows & (in_set | keep_y), labels, member)
         return np.where(adopt, adopted, decision)
+
+
+def simulate_study(
+    dm: SimulatedDecisionMaker,
+    shown: Mapping[str, np.ndarray | None],
+    labels: np.ndarray,
+    groups: np.ndarray,
+    *,
+    participants: int,
+    trials: int,
+    n_groups: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A simulated version of the human study: per treatment t (`shown[t]`: non-empty sets of every item, None =
+    control) `participants` simulated people each decide `trials` items drawn without replacement (all items if
+    fewer). Returns hits (P, n_groups), counts (P, n_groups) and each participant's treatment (P,), the input of
+    `metrics.bootstrap_disparate_impact`."""
+    labels, groups = np.asarray(labels), np.asarray(groups)
+    hits, counts, treatment = [], [], []
+    for name, C in shown.items():
+        for _ in range(participants):
+            items = rng.choice(len(labels), size=min(trials, len(labels)), replace=False)
+            y, g = labels[items], groups[items]
+            right = dm.sample(None if C is None else C[items], y, g, rng) == y
+            hits.append(np.bincount(g, weights=right, minlength=n_groups))
+            counts.append(np.bincount(g, minlength=n_groups))
+            treatment.append(name)
+    return np.array(hits), np.array(counts), np.array(treatment)

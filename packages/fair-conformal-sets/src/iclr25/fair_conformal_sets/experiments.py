@@ -2,7 +2,9 @@
 Monte-Carlo check, a simulated human study, a digits smoke run, the real tasks from user-supplied model outputs, and
 the released human-study data. Plain metrics out, no judging (claims: `claims`), no plan (`reproduce`).
 
-Coverage and size are reported before empty-set filling; the decision model uses top-1-filled sets.
+The computations are the method's (`calibrate`, `metrics`, `decision`, `tuning`, `data`); this module picks their
+settings and collects the metrics. Coverage and size are reported before empty-set filling; the decision model uses
+top-1-filled sets.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from iclr25.fair_conformal_sets import calibrate, data, fcpd, metrics, scores, sets, validity
+from iclr25.fair_conformal_sets import calibrate, data, fcpd, metrics, scores, sets, tuning, validity
 from iclr25.fair_conformal_sets.config import Config
-from iclr25.fair_conformal_sets.decision import SimulatedDecisionMaker
+from iclr25.fair_conformal_sets.decision import SimulatedDecisionMaker, simulate_study
 from iclr25.shared.parallel import map_in_processes
 from iclr25.shared.run import Run
 
-CONFORMAL = ("marginal", "mondrian", "ess")
+CONFORMAL = calibrate.MODES
 BASELINES = ("top_k", "avg_k")
 # official config.py: score and (T, k_reg, lam) per task, and the calib / calib-val / test split
 TASKS: dict[str, dict[str, Any]] = {
@@ -36,23 +38,15 @@ def decision_maker(cfg: Config, n_groups: int, K: int | None = None) -> Simulate
     return SimulatedDecisionMaker(K=K or cfg.K, skill=skill, override=cfg.override, adopt_slope=cfg.adopt_slope)
 
 
-def evaluate_sets(
-    shown: np.ndarray, S: np.ndarray, labels: np.ndarray, groups: np.ndarray, dm: SimulatedDecisionMaker
-) -> dict[str, Any]:
-    """Procedural metrics before and after top-1 filling, and the decision model's per-group accuracy/adoption."""
-    before = metrics.group_report(shown, labels, groups)
-    filled = calibrate.fill_empty_with_top1(shown, S)
-    after = metrics.group_report(filled, labels, groups)
-    gs = list(before["groups"])
-    out: dict[str, Any] = {"coverage": before["overall"]["coverage"], "size": before["overall"]["size"]}
-    for m in metrics.PROCEDURAL:
-        out[f"{m}_g"] = [before["groups"][g][m] for g in gs]
-        out[f"{m}_filled_g"] = [after["groups"][g][m] for g in gs]
-    acc = metrics.group_means(dm.expected_accuracy(filled, labels, groups), groups)
-    out["accuracy_g"] = [acc[g] for g in gs]
-    adopt = metrics.group_means(dm.expected_adoption(filled, labels, groups), groups)
-    out["adoption_g"] = [adopt[g] for g in gs]
-    return out
+def _synthetic_sets(
+    cfg: Config, cal: data.ModelOutputs, test: data.ModelOutputs, score: str, rng: np.random.Generator
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The test scores and the marginal, Mondrian and ESS sets of one score on a synthetic draw."""
+    kw = {"k_reg": cfg.k_reg, "lam": cfg.lam, "rng": rng}
+    Sc = scores.score_matrix(cal.probs(), score, **kw)
+    St = scores.score_matrix(test.probs(), score, **kw)
+    ess = {"split": cfg.ess_split, "grid_size": cfg.ess_grid, "variant": cfg.ess_variant, "rng": rng}
+    return St, calibrate.conformal_sets(Sc, cal.labels, cal.groups, St, test.groups, cfg.alpha, **ess)
 
 
 def one_seed(cfg: Config, seed: int) -> dict[str, Any]:
@@ -61,35 +55,16 @@ def one_seed(cfg: Config, seed: int) -> dict[str, Any]:
     cal, test, rng = data.synthetic_split(seed, cfg.n_cal, cfg.n_test, K=cfg.K, strengths=cfg.strengths)
     pc, pt = cal.probs(), test.probs()
     dm = decision_maker(cfg, len(cfg.strengths))
-    control = metrics.group_means(dm.expected_accuracy(None, test.labels, test.groups), test.groups)
-    out: dict[str, Any] = {"control_g": [control[g] for g in sorted(control)]}
+    out: dict[str, Any] = {"control_g": metrics.group_accuracy(dm, None, test.labels, test.groups)}
     for score in cfg.scores:
-        Sc = scores.score_matrix(pc, score, k_reg=cfg.k_reg, lam=cfg.lam, rng=rng)
-        St = scores.score_matrix(pt, score, k_reg=cfg.k_reg, lam=cfg.lam, rng=rng)
-        s_true = scores.true_label(Sc, cal.labels)
-        shown = {
-            "marginal": calibrate.marginal(s_true, St, cfg.alpha),
-            "mondrian": calibrate.mondrian(s_true, cal.groups, St, test.groups, cfg.alpha),
-            "ess": calibrate.equalized_set_size(
-                Sc,
-                cal.labels,
-                cal.groups,
-                St,
-                test.groups,
-                cfg.alpha,
-                split=cfg.ess_split,
-                grid_size=cfg.ess_grid,
-                variant=cfg.ess_variant,
-                rng=rng,
-            ),
-        }
-        out[score] = {m: evaluate_sets(C, St, test.labels, test.groups, dm) for m, C in shown.items()}
+        St, shown = _synthetic_sets(cfg, cal, test, score, rng)
+        out[score] = {m: metrics.evaluate_sets(C, St, test.labels, test.groups, dm) for m, C in shown.items()}
     # non-conformal treatments, scored by LAC for top-1 filling (they are never empty)
     S_lac = scores.lac(pt)
     first = out[cfg.scores[0]]["marginal"]["size"]
     k_avg = sets.search_average_k(pc, pc, cal.labels, cfg.alpha, first, rng=rng)
     baseline = {"top_k": sets.top_k(pt, cfg.top_k), "avg_k": sets.average_k(pc, pt, k_avg, rng)}
-    out["baselines"] = {m: evaluate_sets(C, S_lac, test.labels, test.groups, dm) for m, C in baseline.items()}
+    out["baselines"] = {m: metrics.evaluate_sets(C, S_lac, test.labels, test.groups, dm) for m, C in baseline.items()}
     out["baselines"]["avg_k"]["k"] = k_avg
     return out
 
@@ -154,43 +129,21 @@ def simulated_study(cfg: Config, seed: int) -> dict[str, Any]:
     """A simulated version of the human study: per treatment `participants` x `trials` sampled decisions on
     random test items; per-group accuracy, delta and Delta with a participant-clustered bootstrap CI."""
     cal, test, rng = data.synthetic_split(seed, cfg.n_cal, cfg.n_test, K=cfg.K, strengths=cfg.strengths)
-    pc, pt = cal.probs(), test.probs()
     score = cfg.scores[0]
-    Sc = scores.score_matrix(pc, score, k_reg=cfg.k_reg, lam=cfg.lam, rng=rng)
-    St = scores.score_matrix(pt, score, k_reg=cfg.k_reg, lam=cfg.lam, rng=rng)
-    s_true = scores.true_label(Sc, cal.labels)
-    shown: dict[str, np.ndarray | None] = {
-        "control": None,
-        "marginal": calibrate.marginal(s_true, St, cfg.alpha),
-        "mondrian": calibrate.mondrian(s_true, cal.groups, St, test.groups, cfg.alpha),
-        "ess": calibrate.equalized_set_size(
-            Sc,
-            cal.labels,
-            cal.groups,
-            St,
-            test.groups,
-            cfg.alpha,
-            split=cfg.ess_split,
-            grid_size=cfg.ess_grid,
-            variant=cfg.ess_variant,
-            rng=rng,
-        ),
-    }
-    dm = decision_maker(cfg, len(cfg.strengths))
+    St, shown = _synthetic_sets(cfg, cal, test, score, rng)
+    filled = {m: calibrate.fill_empty_with_top1(C, St) for m, C in shown.items()}
     G = len(cfg.strengths)
-    hits, counts, treatment = [], [], []
-    for name, C in shown.items():
-        C = None if C is None else calibrate.fill_empty_with_top1(C, St)
-        for _ in range(cfg.participants):
-            items = rng.choice(len(test), size=min(cfg.trials, len(test)), replace=False)
-            y, g = test.labels[items], test.groups[items]
-            right = dm.sample(None if C is None else C[items], y, g, rng) == y
-            hits.append(np.bincount(g, weights=right, minlength=G))
-            counts.append(np.bincount(g, minlength=G))
-            treatment.append(name)
-    impact = metrics.bootstrap_disparate_impact(
-        np.array(hits), np.array(counts), np.array(treatment), list(range(G)), n_boot=cfg.n_boot, rng=rng
+    hits, counts, treatment = simulate_study(
+        decision_maker(cfg, G),
+        {"control": None, **filled},
+        test.labels,
+        test.groups,
+        participants=cfg.participants,
+        trials=cfg.trials,
+        n_groups=G,
+        rng=rng,
     )
+    impact = metrics.bootstrap_disparate_impact(hits, counts, treatment, list(range(G)), n_boot=cfg.n_boot, rng=rng)
     return {"score": score, "participants": cfg.participants, "trials": cfg.trials, "impact": impact}
 
 
@@ -199,92 +152,42 @@ def digits_smoke(cfg: Config, seed: int) -> dict[str, Any]:
     cal, test = data.digits_outputs(seed)
     rng = np.random.default_rng(seed)
     Sc, St = scores.lac(cal.probs()), scores.lac(test.probs())
-    s_true = scores.true_label(Sc, cal.labels)
     dm = decision_maker(cfg, 2, K=cal.K)
-    shown = {
-        "marginal": calibrate.marginal(s_true, St, cfg.alpha),
-        "mondrian": calibrate.mondrian(s_true, cal.groups, St, test.groups, cfg.alpha),
-        "ess": calibrate.equalized_set_size(Sc, cal.labels, cal.groups, St, test.groups, cfg.alpha, rng=rng),
-    }
-    control = metrics.group_means(dm.expected_accuracy(None, test.labels, test.groups), test.groups)
-    out: dict[str, Any] = {"n_cal": len(cal), "n_test": len(test), "top1_accuracy": float(
-        (test.logits.argmax(axis=1) == test.labels).mean()
-    )}  # fmt: skip
+    shown = calibrate.conformal_sets(Sc, cal.labels, cal.groups, St, test.groups, cfg.alpha, rng=rng)
+    control = metrics.group_accuracy(dm, None, test.labels, test.groups)
+    top1 = float((test.logits.argmax(axis=1) == test.labels).mean())
+    out: dict[str, Any] = {"n_cal": len(cal), "n_test": len(test), "top1_accuracy": top1}
     for m, C in shown.items():
-        e = evaluate_sets(C, St, test.labels, test.groups, dm)
-        delta = np.array(e["accuracy_g"]) - np.array([control[g] for g in sorted(control)])
-        out[m] = {"coverage": e["coverage"], "size_g": e["size_g"], "Delta": float(delta.max() - delta.min())}
+        e = metrics.evaluate_sets(C, St, test.labels, test.groups, dm, control)
+        out[m] = {"coverage": e["coverage"], "size_g": e["size_g"], "Delta": e["Delta"]}
     return out
 
 
-def _split_sizes(n: int, split: tuple) -> tuple[int, int, int]:
-    cal, val, tst = split
-    if isinstance(cal, float):
-        a, b = int(cal * n), int(val * n)
-        return a, b, n - a - b
-    if val is None:
-        rest = n - cal
-        return cal, rest // 2, rest - rest // 2
-    if cal + val + tst > n:
-        raise ValueError(f"need {cal + val + tst} items for a {cal}/{val}/{tst} calib/val/test split, have {n}")
-    return cal, val, tst
-
-
-def _tuned_sets(task: dict, mode: str, cal, val, test, cfg: Config, rng: np.random.Generator):
-    """Random search (hpo_trials) over (T, lam, k_reg) minimising mean set size on the calib-val split, as the
-    official `hpo.py` does with Optuna TPE; floats log-uniform in [v/10, 10 v], ints in [v-1, v+1]."""
-    base = {"T": task["T"], "lam": task["lam"], "k_reg": task["k_reg"]}
-    candidates = [base]
-    for _ in range(cfg.hpo_trials):
-        candidates.append({
-            "T": float(base["T"] * 10 ** rng.uniform(-1, 1)),
-            "lam": float(base["lam"] * 10 ** rng.uniform(-1, 1)),
-            "k_reg": int(rng.integers(max(0, base["k_reg"] - 1), base["k_reg"] + 2)),
-        })  # fmt: skip
-
-    def build(h: dict, target) -> tuple[np.ndarray, np.ndarray]:
-        kw = {"k_reg": h["k_reg"], "lam": h["lam"], "rng": rng}
-        Sc = scores.score_matrix(cal.probs(h["T"]), task["score"], **kw)
-        St = scores.score_matrix(target.probs(h["T"]), task["score"], **kw)
-        s = scores.true_label(Sc, cal.labels)
-        if mode == "marginal":
-            return calibrate.marginal(s, St, cfg.alpha), St
-        if mode == "mondrian":
-            return calibrate.mondrian(s, cal.groups, St, target.groups, cfg.alpha), St
-        return calibrate.equalized_set_size(Sc, cal.labels, cal.groups, St, target.groups, cfg.alpha, rng=rng), St
-
-    best = min(candidates, key=lambda h: build(h, val)[0].sum(axis=1).mean()) if cfg.hpo_trials else base
-    return (*build(best, test), best)
-
-
 def real_task(name: str, outputs: data.ModelOutputs, cfg: Config, seed: int) -> dict[str, Any]:
-    """One of the paper's tasks from user-supplied model outputs: sets of every treatment, procedural metrics,
-    and the decision model's delta / Delta."""
+    """One of the paper's tasks from user-supplied model outputs: sets of every treatment (conformal ones with
+    tuned hyperparameters), procedural metrics, and the decision model's delta / Delta."""
     task = TASKS[name]
     rng = np.random.default_rng(seed)
-    n_cal, n_val, n_test = _split_sizes(len(outputs), task["split"])
-    order = rng.permutation(len(outputs))
-    cal = outputs.take(order[:n_cal])
-    val = outputs.take(order[n_cal : n_cal + n_val])
-    test = outputs.take(order[n_cal + n_val : n_cal + n_val + n_test])
-    groups = np.unique(outputs.groups)
+    cal, val, test = data.split_outputs(outputs, task["split"], rng)
     dm = SimulatedDecisionMaker(K=outputs.K, skill=cfg.skill, override=cfg.override, adopt_slope=cfg.adopt_slope)
-    control = metrics.group_means(dm.expected_accuracy(None, test.labels, test.groups), test.groups)
-    result: dict[str, Any] = {"n": [n_cal, n_val, n_test], "groups": groups.tolist(), "score": task["score"]}
-    S_lac = scores.lac(test.probs())
+    control = metrics.group_accuracy(dm, None, test.labels, test.groups)
+    groups = np.unique(outputs.groups).tolist()
+    result: dict[str, Any] = {"n": [len(cal), len(val), len(test)], "groups": groups, "score": task["score"]}
+    base = {"T": task["T"], "lam": task["lam"], "k_reg": task["k_reg"]}
     shown = {}
     for mode in CONFORMAL:
-        C, St, best = _tuned_sets(task, mode, cal, val, test, cfg, rng)
+        C, St, best = tuning.tuned_sets(
+            cal, val, test, score=task["score"], mode=mode, alpha=cfg.alpha, base=base, trials=cfg.hpo_trials, rng=rng
+        )
         shown[mode] = (C, St)
         result[f"{mode}_hparams"] = best
     marg_size = float(shown["marginal"][0].sum(axis=1).mean())
     k_avg = sets.search_average_k(cal.probs(), val.probs(), val.labels, cfg.alpha, marg_size, rng=rng)
+    S_lac = scores.lac(test.probs())
     shown["top_k"] = (sets.top_k(test.probs(), cfg.top_k), S_lac)
     shown["avg_k"] = (sets.average_k(cal.probs(), test.probs(), k_avg, rng), S_lac)
     for m, (C, St) in shown.items():
-        e = evaluate_sets(C, St, test.labels, test.groups, dm)
-        delta = np.array(e["accuracy_g"]) - np.array([control[g] for g in sorted(control)])
-        result[m] = {**e, "delta_g": delta.tolist(), "Delta": float(delta.max() - delta.min())}
+        result[m] = metrics.evaluate_sets(C, St, test.labels, test.groups, dm, control)
     result["avg_k"]["k"] = k_avg
     return result
 

@@ -3,7 +3,8 @@
 Paper: Cresswell et al., "Conformal Prediction Sets Can Cause Disparate Impact", ICLR 2025 (arXiv 2410.01888).
 Procedural: per-group coverage, mean set size, singleton frequency, empty-set rate and their max - min gaps.
 Substantive: improvement delta_{t,g} = A_{t,g} - A_{control,g} and disparate impact
-Delta_t = max_g delta_{t,g} - min_g delta_{t,g}. The participant-clustered bootstrap CI is our design.
+Delta_t = max_g delta_{t,g} - min_g delta_{t,g}, with A from the simulated decision-maker (`decision`) on
+top-1-filled sets (`evaluate_sets`). The participant-clustered bootstrap CI is our design.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+
+from iclr25.fair_conformal_sets.calibrate import fill_empty_with_top1
+from iclr25.fair_conformal_sets.decision import SimulatedDecisionMaker
 
 PROCEDURAL = ("coverage", "size", "singleton", "empty")
 
@@ -47,6 +51,41 @@ def group_means(values: np.ndarray, groups: np.ndarray) -> dict[Any, float]:
     """Mean of a per-item quantity within each group."""
     values, groups = np.asarray(values, dtype=np.float64), np.asarray(groups)
     return {_key(g): float(values[groups == g].mean()) for g in np.unique(groups)}
+
+
+def group_accuracy(
+    dm: SimulatedDecisionMaker, sets: np.ndarray | None, labels: np.ndarray, groups: np.ndarray
+) -> list[float]:
+    """A_g: the decision model's closed-form accuracy averaged within each group (sorted); `sets=None` = control."""
+    return list(group_means(dm.expected_accuracy(sets, labels, groups), groups).values())
+
+
+def evaluate_sets(
+    shown: np.ndarray,
+    scores: np.ndarray,
+    labels: np.ndarray,
+    groups: np.ndarray,
+    dm: SimulatedDecisionMaker,
+    control: list[float] | None = None,
+) -> dict[str, Any]:
+    """One treatment's metrics: overall coverage and size and per-group procedural metrics (`<m>_g`) of the shown
+    sets, the same after top-1 filling (`<m>_filled_g`, filled by `scores`), and the decision model's per-group
+    accuracy and adoption on the filled sets; with the `control` accuracy per group also delta_g and Delta."""
+    before = group_report(shown, labels, groups)
+    filled = fill_empty_with_top1(shown, scores)
+    after = group_report(filled, labels, groups)
+    gs = list(before["groups"])
+    out: dict[str, Any] = {"coverage": before["overall"]["coverage"], "size": before["overall"]["size"]}
+    for m in PROCEDURAL:
+        out[f"{m}_g"] = [before["groups"][g][m] for g in gs]
+        out[f"{m}_filled_g"] = [after["groups"][g][m] for g in gs]
+    out["accuracy_g"] = group_accuracy(dm, filled, labels, groups)
+    adopt = group_means(dm.expected_adoption(filled, labels, groups), groups)
+    out["adoption_g"] = [adopt[g] for g in gs]
+    if control is not None:
+        delta = np.array(out["accuracy_g"]) - np.array(control)
+        out.update(delta_g=delta.tolist(), Delta=float(delta.max() - delta.min()))
+    return out
 
 
 def disparate_impact(accuracy: Mapping[str, Mapping[Any, float]], control: str = "control") -> dict[str, Any]:

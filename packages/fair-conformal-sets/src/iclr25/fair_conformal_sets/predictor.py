@@ -12,7 +12,7 @@ import numpy as np
 from iclr25.fair_conformal_sets import calibrate
 from iclr25.fair_conformal_sets.scores import SCORES, score_matrix, softmax, true_label
 
-MODES = ("marginal", "mondrian", "ess")
+MODES = calibrate.MODES
 
 
 class ConformalSets:
