@@ -132,8 +132,8 @@ PRESETS: dict[str, Config] = {
     "quick": Config(),
     # Full: `iclr25-hd-explain reproduce --scale full data_dir=<CIFAR-10 python folder> --device cuda`:
     # the quick sections plus ResNet-18 on CIFAR-10 (30 epochs), pool = every 10th training image (5,000),
-    # 30 probe seeds x {noise, flip}, every method, RBF temperatures 0.03-6. One GPU: about 15-25 min
-    # (training ~8-15 min, explanations ~5 min); without data_dir it runs on random-label synthetic images.
+    # 30 probe seeds x {noise, flip}, every method, RBF temperatures 0.03-6. One GPU: about 10-15 min, projected
+    # (training ~3-10 min, explanations ~5 min; README); without data_dir it runs on random-label synthetic images.
     "full": Config(sections=SECTIONS, checkpoint_every=1000),  # about 2.5 CIFAR-10 epochs of batch 128
 }
 
