@@ -19,7 +19,6 @@ from iclr25.shared.testing import InterruptAt, flat_parameters, reproduce_full_p
 from iclr25.siu_bioactivity.cli import main
 from iclr25.siu_bioactivity.config import PRESETS
 from iclr25.siu_bioactivity.data import make_world
-from iclr25.siu_bioactivity.experiments import measure
 from iclr25.siu_bioactivity.formats import ligand_element, pocket_element, write_unimol_lmdb
 from iclr25.siu_bioactivity.training import Vocab, build, train_network
 
@@ -121,7 +120,7 @@ def test_full_preset_starts_on_two_cpu_processes_checkpoints_and_resumes(tmp_pat
     tiny = [f"data_dir={_tiny_siu(tmp_path / 'siu')}", *TINY_FULL]
     result, run_dir, saved = reproduce_full_preset("siu-bioactivity", tiny, tmp_path, "--devices", "2")
     assert result.returncode in (0, 1), result.stderr[-3000:]  # 1: a gated claim need not hold after 2 steps
-    assert saved == [f"{net}/step-{s}.ckpt" for net in NETWORKS for s in (1, 2)]
+    assert saved == sorted(f"{net}/step-{s}.ckpt" for net in NETWORKS for s in (1, 2))
     first = json.loads((run_dir / "results.json").read_text())
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert sum("split_60/unimol/loss" in row for row in rows) == 1  # logged once, by rank 0
@@ -134,7 +133,7 @@ def test_full_preset_starts_on_two_cpu_processes_checkpoints_and_resumes(tmp_pat
     (run_dir / "checkpoints" / "split_60-gcn-pocket" / "step-2.ckpt").unlink()
     again, _, saved = reproduce_full_preset("siu-bioactivity", tiny, tmp_path, "--devices", "2", "--resume", "auto")
     assert again.returncode in (0, 1), again.stderr[-3000:]
-    assert saved == [f"{net}/step-{s}.ckpt" for net in NETWORKS for s in (1, 2)]
+    assert saved == sorted(f"{net}/step-{s}.ckpt" for net in NETWORKS for s in (1, 2))
     second = json.loads((run_dir / "results.json").read_text())
     for name, res in first["metrics"]["real"].items():  # resumed at their ends or at step 1: the same test values
         assert json.dumps(second["metrics"]["real"][name]["test"]) == json.dumps(res["test"]), name  # NaN too
@@ -142,7 +141,11 @@ def test_full_preset_starts_on_two_cpu_processes_checkpoints_and_resumes(tmp_pat
 
 @pytest.mark.parametrize(
     ("flags", "needle"),
-    [(["--devices", "0"], "devices"), (["--resume", "model.ckpt"], "auto"), (["--precision", "9-bits"], "precision")],
+    [
+        (["--devices", "0"], "devices"),
+        (["--resume", "model.ckpt"], "model.ckpt"),
+        (["--precision", "9-bits"], "precision"),
+    ],
 )
 def test_bad_scale_out_flags_one_line_exit_2(flags: list[str], needle: str, tmp_path: Path, capsys) -> None:
     out = tmp_path / "run"
@@ -152,11 +155,29 @@ def test_bad_scale_out_flags_one_line_exit_2(flags: list[str], needle: str, tmp_
     assert not out.exists()
 
 
+SEEDS_IN_WORKERS = """
+import json, sys
+from iclr25.shared.device import select_cpu_kernels
+
+select_cpu_kernels()  # as every command does first (the workers inherit the choice)
+from dataclasses import replace
+from iclr25.siu_bioactivity.config import PRESETS
+from iclr25.siu_bioactivity.experiments import measure
+
+cfg = replace(PRESETS["ci"], train_pockets=4, test_pockets=2, ligands_per_pocket=4, test_ligands_per_pocket=4,
+              seeds=(0, 1), diagnostics=True)
+for workers in (1, 2):
+    seeds = measure(replace(cfg, workers=workers))["seeds"]
+    print(json.dumps({s: {k: v for k, v in r.items() if k != "timing"} for s, r in seeds.items()}, sort_keys=True))
+"""
+
+
 def test_seeds_in_worker_processes_equal_the_sequential_loop() -> None:
-    cfg = replace(TINY, seeds=(0, 1), diagnostics=True)
-    sequential, parallel = measure(cfg)["seeds"], measure(replace(cfg, workers=2))["seeds"]
-    assert list(parallel) == list(sequential) == ["0", "1"]
-    for seed, result in sequential.items():
-        result, other = dict(result), dict(parallel[seed])
-        result.pop("timing"), other.pop("timing")
-        assert json.dumps(other, sort_keys=True, default=str) == json.dumps(result, sort_keys=True, default=str), seed
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", SEEDS_IN_WORKERS], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    sequential, parallel = done.stdout.strip().splitlines()[-2:]  # JSON text: NaN pockets compare equal too
+    assert list(json.loads(sequential)) == ["0", "1"] and "pearson_star" in sequential
+    assert parallel == sequential
