@@ -107,7 +107,7 @@ PRESETS: dict[str, Config] = {
     # preset's 2:1 ratio of Decompose to Compose steps) after the zero-shot evaluation (about 4.5 min of CPU)
     "quick": Config(compose_steps=750, ablations=("qt", "single_target", "no_decompose", "uniform_init")),
     # spec 6b on one GPU: 20k Decompose + 10k Compose steps, 5 seeds, every channel and ablation, 64 x 64 images;
-    # `iclr25-compose-decompose reproduce --scale full --device cuda`, roughly 1.5-3 h (an estimate, not run)
+    # `iclr25-compose-decompose reproduce --scale full --device cuda`, about 4 h (projected in the README, not run)
     "full": Config(
         steps=20000,
         compose_steps=10000,
