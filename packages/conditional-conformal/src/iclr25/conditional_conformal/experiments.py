@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import math
 import time
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from iclr25.shared.parallel import map_in_processes
 
 from .config import MULTI_DATASETS, Config
 
@@ -130,69 +133,70 @@ def measure_validity(cfg: Config, seed: int = 0, progress=None) -> dict[str, Any
     return out
 
 
-def measure_synthetic(
-    cfg: Config, seed: int = 0, scales: tuple[float, ...] | None = None, progress=None, quantiles=None
-):
-    """Spec §9.2/9.3/9.6: bimodal_hetero, each seed and each oracle sampler (σ×scale), every method."""
+def bimodal_seed(s: int, part: str, cfg: Config, seed: int, scales=(), mdn=None, quantiles=None) -> list[dict]:
+    """Seed `s` of a bimodal_hetero part: one calibration/test split, every method with each estimator in turn
+    (the oracle law with σ×scale for each of `scales`, else `mdn`)."""
     from .data import bimodal_hetero, bimodal_hetero_law
 
+    estimators = [bimodal_hetero_law(scale) for scale in scales] if scales else [mdn]
+    rng = _rng(seed, part, s)
+    Xc, Yc = bimodal_hetero(cfg.n_cal, rng)
+    Xt, Yt = bimodal_hetero(cfg.n_test, rng)
+    grid = (-4.0, 8.0, cfg.hpd_grid_step)
+    return [
+        _strip(evaluate_methods(est, Xc, Yc, Xt, Yt, cfg, rng, quantiles=quantiles, length_points=cfg.hpd_length_points,
+                                grid=grid))
+        for est in estimators
+    ]  # fmt: skip
+
+
+def measure_synthetic(cfg: Config, seed: int = 0, scales: tuple[float, ...] | None = None, quantiles=None):
+    """Spec §9.2/9.3/9.6: bimodal_hetero, each seed (in `cfg.workers` processes) and each oracle sampler (σ×scale),
+    every method."""
     scales = cfg.sd_scales if scales is None else scales
-    out: dict[str, Any] = {}
-    points, t0 = 0, time.perf_counter()
-    seeds = range(cfg.seeds) if progress is None else progress(range(cfg.seeds), desc="synthetic", unit="seed")
-    for s in seeds:
-        rng = _rng(seed, "synthetic", s)
-        Xc, Yc = bimodal_hetero(cfg.n_cal, rng)
-        Xt, Yt = bimodal_hetero(cfg.n_test, rng)
-        for scale in scales:
-            est = bimodal_hetero_law(scale)
-            rows = evaluate_methods(
-                est,
-                Xc,
-                Yc,
-                Xt,
-                Yt,
-                cfg,
-                rng,
-                quantiles=quantiles,
-                length_points=cfg.hpd_length_points,
-                grid=(-4.0, 8.0, cfg.hpd_grid_step),
-            )
-            out.setdefault(f"sd_x{scale:g}", []).append(_strip(rows))
-            points += cfg.n_cal + cfg.n_test
-    out["points_per_s"] = points / (time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    run = partial(bimodal_seed, part="synthetic", cfg=cfg, seed=seed, scales=scales, quantiles=quantiles)
+    rows = map_in_processes(run, range(cfg.seeds), cfg.workers, desc="synthetic", unit="seed")
+    out: dict[str, Any] = {f"sd_x{scale:g}": [r[i] for r in rows] for i, scale in enumerate(scales)}
+    out["points_per_s"] = cfg.seeds * len(scales) * (cfg.n_cal + cfg.n_test) / (time.perf_counter() - t0)
     return out
 
 
 def measure_qhat(cfg: Config, seed: int = 0) -> dict[str, Any]:
-    """Spec §9.4: with Π = P, Q̂_L ≈ 1 and Q̂_D ≈ 0 at n = qhat_n, each seed."""
+    """Spec §9.4: with Π = P, Q̂_L ≈ 1 and Q̂_D ≈ 0 at n = qhat_n, each seed (in `cfg.workers` processes)."""
+    rows = map_in_processes(partial(_qhat_seed, cfg=cfg, seed=seed), range(cfg.seeds), cfg.workers, desc="qhat")
+    return {adjust: [row[i] for row in rows] for i, adjust in enumerate(("linear", "difference"))}
+
+
+def _qhat_seed(s: int, cfg: Config, seed: int) -> list[float]:
+    """Q̂ of CP²-PCP-L and -D with Π = P on seed `s`'s qhat_n points."""
     from .cp2 import CP2PCP, draw
     from .data import bimodal_hetero, bimodal_hetero_law
 
-    law = bimodal_hetero_law()
-    out: dict[str, list[float]] = {"linear": [], "difference": []}
-    for s in range(cfg.seeds):
-        rng = _rng(seed, "qhat", s)
-        Xc, Yc = bimodal_hetero(cfg.qhat_n, rng)
-        dc = draw(law, Xc, cfg.n_samples, cfg.n_samples_tau, rng)
-        for adjust in out:
-            out[adjust].append(
-                CP2PCP(law, cfg.alpha, cfg.n_samples, cfg.n_samples_tau, adjust).calibrate(Xc, Yc, draws=dc).qhat_
-            )
-    return out
+    law, rng = bimodal_hetero_law(), _rng(seed, "qhat", s)
+    Xc, Yc = bimodal_hetero(cfg.qhat_n, rng)
+    dc = draw(law, Xc, cfg.n_samples, cfg.n_samples_tau, rng)
+    m, m_tau = cfg.n_samples, cfg.n_samples_tau
+    return [CP2PCP(law, cfg.alpha, m, m_tau, a).calibrate(Xc, Yc, draws=dc).qhat_ for a in ("linear", "difference")]
 
 
 def measure_wsc(cfg: Config, seed: int = 0, evaluate_on: str = "rest") -> dict[str, Any]:
-    """Spec §9.7: the WSC metric on x ~ N(0, I_5) with known coverage patterns, `wsc_seeds` seeds."""
+    """Spec §9.7: the WSC metric on x ~ N(0, I_5) with known coverage patterns, `wsc_seeds` seeds (in
+    `cfg.workers` processes)."""
+    items = [(case, s) for case in ("half_bad", "iid") for s in range(cfg.wsc_seeds)]
+    run = partial(_wsc_seed, cfg=cfg, seed=seed, evaluate_on=evaluate_on)
+    values = map_in_processes(run, items, cfg.workers, desc="wsc")
+    return {case: [v for (c, _), v in zip(items, values, strict=True) if c == case] for case in ("half_bad", "iid")}
+
+
+def _wsc_seed(item: tuple[str, int], cfg: Config, seed: int, evaluate_on: str) -> float:
+    """The WSC metric on seed `s` of coverage pattern `case` (item = (case, s))."""
     from .data import gaussian_slab_hits
     from .metrics import wsc
 
-    out: dict[str, list[float]] = {"half_bad": [], "iid": []}
-    for case in out:
-        for s in range(cfg.wsc_seeds):
-            x, hit = gaussian_slab_hits(cfg.wsc_n, case, _rng(seed, "wsc", s, len(case)))
-            out[case].append(wsc(x, hit, 0.1, cfg.wsc_dirs, 0.25, seed=seed + s, evaluate_on=evaluate_on))
-    return out
+    case, s = item
+    x, hit = gaussian_slab_hits(cfg.wsc_n, case, _rng(seed, "wsc", s, len(case)))
+    return wsc(x, hit, 0.1, cfg.wsc_dirs, 0.25, seed=seed + s, evaluate_on=evaluate_on)
 
 
 def train_quantiles(cfg: Config, seed: int = 0):
@@ -208,8 +212,9 @@ def train_quantiles(cfg: Config, seed: int = 0):
     return net.fit(Xtr, Ytr)
 
 
-def measure_mdn(cfg: Config, seed: int = 0, progress=None, quantiles=None) -> dict[str, Any]:
-    """Spec §6a (iii): an MDN fitted on n_train points replaces the oracle; every method, each seed."""
+def measure_mdn(cfg: Config, seed: int = 0, quantiles=None) -> dict[str, Any]:
+    """Spec §6a (iii): an MDN fitted on n_train points replaces the oracle; every method, each seed (in
+    `cfg.workers` processes)."""
     from .data import bimodal_hetero
     from .estimators import MDN
 
@@ -221,44 +226,24 @@ def measure_mdn(cfg: Config, seed: int = 0, progress=None, quantiles=None) -> di
     train_s = time.perf_counter() - t0
     out: dict[str, Any] = {"train_s": train_s, "train_samples_per_s": cfg.n_train * cfg.mdn_epochs / train_s}
     out["final_nll"] = mdn.history[-1]
-    rows = []
-    for s in range(cfg.seeds):
-        rng = _rng(seed, "mdn", s)
-        Xc, Yc = bimodal_hetero(cfg.n_cal, rng)
-        Xt, Yt = bimodal_hetero(cfg.n_test, rng)
-        rows.append(
-            _strip(
-                evaluate_methods(
-                    mdn,
-                    Xc,
-                    Yc,
-                    Xt,
-                    Yt,
-                    cfg,
-                    rng,
-                    quantiles=quantiles,
-                    length_points=cfg.hpd_length_points,
-                    grid=(-4.0, 8.0, cfg.hpd_grid_step),
-                )
-            )
-        )
-    out["seeds"] = rows
+    run = partial(bimodal_seed, part="mdn", cfg=cfg, seed=seed, mdn=mdn, quantiles=quantiles)
+    out["seeds"] = [r[0] for r in map_in_processes(run, range(cfg.seeds), cfg.workers, desc="mdn", unit="seed")]
     return out
 
 
 def measure_toy2d(cfg: Config, seed: int = 0) -> dict[str, Any]:
-    """The 2-D output toy with the oracle sampler: CP²-PCP (Euclidean balls in R², no Bonferroni) vs PCP."""
+    """The 2-D output toy with the oracle sampler: CP²-PCP (Euclidean balls in R², no Bonferroni) vs PCP; the
+    seeds in `cfg.workers` processes."""
+    return {"seeds": map_in_processes(partial(_toy2d_seed, cfg=cfg, seed=seed), range(cfg.seeds), cfg.workers)}
+
+
+def _toy2d_seed(s: int, cfg: Config, seed: int) -> dict[str, dict[str, Any]]:
     from .data import ring2d, ring2d_law
 
-    law = ring2d_law()
-    rows = []
-    for s in range(cfg.seeds):
-        rng = _rng(seed, "toy2d", s)
-        Xc, Yc = ring2d(cfg.toy_n_cal, rng)
-        Xt, Yt = ring2d(cfg.toy_n_test, rng)
-        res = evaluate_methods(law, Xc, Yc, Xt, Yt, cfg, rng, bins=(-2.0, 2.0))
-        rows.append(_strip(res))
-    return {"seeds": rows}
+    rng = _rng(seed, "toy2d", s)
+    Xc, Yc = ring2d(cfg.toy_n_cal, rng)
+    Xt, Yt = ring2d(cfg.toy_n_test, rng)
+    return _strip(evaluate_methods(ring2d_law(), Xc, Yc, Xt, Yt, cfg, rng, bins=(-2.0, 2.0)))
 
 
 def measure_rosenbrock(cfg: Config, seed: int = 0) -> dict[str, Any]:
@@ -297,71 +282,84 @@ def measure_rosenbrock(cfg: Config, seed: int = 0) -> dict[str, Any]:
     return out
 
 
-def measure_real(cfg: Config, seed: int = 0, progress=None) -> dict[str, Any]:
+def measure_real(cfg: Config, seed: int = 0) -> dict[str, Any]:
     """Sec. 4.2-4.3: each dataset found in data_dir, `splits` random splits (calibration and test sets of
     real_n_cal / real_n_test points, the rest trains the MDN and the quantile regressor), every M in real_ms;
-    marginal coverage, WSC (real_wsc_dirs directions shared across methods) and size / sd(Y)."""
+    marginal coverage, WSC (real_wsc_dirs directions shared across methods) and size / sd(Y), averaged over the
+    splits. The splits run in `cfg.workers` processes."""
+    from .data import FILES
+
+    out: dict[str, Any] = {"missing": []}
+    for name in cfg.datasets:
+        if not (Path(cfg.data_dir) / FILES[name]).is_file():
+            out["missing"].append(name)
+            continue
+        run = partial(real_split, name=name, cfg=cfg, seed=seed)
+        splits = map_in_processes(run, range(cfg.splits), cfg.workers, desc=name, unit="split")
+        out[name] = {k: {kk: float(np.nanmean([r[k][kk] for r in splits])) for kk in v} for k, v in splits[0].items()}
+    return out
+
+
+@lru_cache(maxsize=1)
+def _load_real(name: str, data_dir: str) -> tuple[np.ndarray, np.ndarray]:
+    from .data import load_real
+
+    return load_real(name, Path(data_dir))
+
+
+def real_split(split: int, name: str, cfg: Config, seed: int) -> dict[str, dict[str, float]]:
+    """Split `split` of dataset `name`: its own permutation, MDN, quantile net and WSC directions; coverage, WSC
+    and size / sd(Y) of every method@M."""
     from .baselines import QuantileNet
-    from .data import FILES, load_real, standardize
+    from .data import standardize
     from .estimators import MDN
     from .metrics import wsc
 
-    root = Path(cfg.data_dir)
-    out: dict[str, Any] = {"missing": []}
-    for name in cfg.datasets:
-        if not (root / FILES[name]).is_file():
-            out["missing"].append(name)
-            continue
-        X, Y = load_real(name, root)
-        multi = name in MULTI_DATASETS
-        res: dict[str, dict[str, list[float]]] = {}
-        it = range(cfg.splits) if progress is None else progress(range(cfg.splits), desc=name, unit="split")
-        for split in it:
-            rng = _rng(seed, "real", split)
-            perm = rng.permutation(len(X))
-            n_c = min(cfg.real_n_cal, len(X) // 4)
-            n_t = min(cfg.real_n_test, len(X) // 4)
-            ic, it_, itr = perm[:n_c], perm[n_c : n_c + n_t], perm[n_c + n_t :]
-            Xtr, Xc, Xt = standardize(X[itr], X[ic], X[it_])
-            Ytr, Yc, Yt = standardize(Y[itr], Y[ic], Y[it_])
-            mdn = MDN(X.shape[1], Y.shape[1], cfg.real_mdn_components, cfg.real_mdn_hidden, seed=split).fit(
-                Xtr, Ytr, cfg.real_mdn_epochs, cfg.mdn_lr, cfg.mdn_batch, seed=split
-            )
-            quantiles = None
-            if not multi and cfg.cqr:
-                t = np.linspace(0, 0.98, 20)[1:]
-                levels = np.concatenate([(1 - t) / 2, [0.5], (1 + t) / 2, [cfg.alpha / 2, 1 - cfg.alpha / 2]])
-                quantiles = QuantileNet(
-                    tuple(sorted(set(np.round(levels, 6).tolist()))),
-                    cfg.cqr_hidden,
-                    cfg.cqr_epochs,
-                    cfg.cqr_batch,
-                    seed=split,
-                ).fit(Xtr, Ytr)
-            directions = rng.standard_normal((cfg.real_wsc_dirs, X.shape[1]))
-            ms = (cfg.multi_samples,) if multi else cfg.real_ms
-            sd = float(Yt.std())
-            for m in ms:
-                rows = evaluate_methods(
-                    mdn,
-                    Xc,
-                    Yc,
-                    Xt,
-                    Yt,
-                    cfg,
-                    rng,
-                    quantiles=quantiles if m == ms[-1] else None,
-                    bins=None,
-                    length_points=0 if multi else len(Xt),
-                    n_samples=m,
-                    grid=(float(Yt.min()) - 1, float(Yt.max()) + 1, 0.005),
-                )
-                for method, row in rows.items():
-                    key = f"{method}@M{m}"
-                    r = res.setdefault(key, {"coverage": [], "wsc": []} | ({} if multi else {"size_over_sd": []}))
-                    r["coverage"].append(row["coverage"])
-                    r["wsc"].append(wsc(Xt, row["hits"], 0.1, directions=directions, seed=split))
-                    if not multi:
-                        r["size_over_sd"].append(row["length"] / sd)
-        out[name] = {k: {kk: float(np.nanmean(vv)) for kk, vv in v.items()} for k, v in res.items()}
-    return out
+    X, Y = _load_real(name, cfg.data_dir)
+    multi = name in MULTI_DATASETS
+    rng = _rng(seed, "real", split)
+    perm = rng.permutation(len(X))
+    n_c = min(cfg.real_n_cal, len(X) // 4)
+    n_t = min(cfg.real_n_test, len(X) // 4)
+    ic, it_, itr = perm[:n_c], perm[n_c : n_c + n_t], perm[n_c + n_t :]
+    Xtr, Xc, Xt = standardize(X[itr], X[ic], X[it_])
+    Ytr, Yc, Yt = standardize(Y[itr], Y[ic], Y[it_])
+    mdn = MDN(X.shape[1], Y.shape[1], cfg.real_mdn_components, cfg.real_mdn_hidden, seed=split).fit(
+        Xtr, Ytr, cfg.real_mdn_epochs, cfg.mdn_lr, cfg.mdn_batch, seed=split
+    )
+    quantiles = None
+    if not multi and cfg.cqr:
+        t = np.linspace(0, 0.98, 20)[1:]
+        levels = np.concatenate([(1 - t) / 2, [0.5], (1 + t) / 2, [cfg.alpha / 2, 1 - cfg.alpha / 2]])
+        quantiles = QuantileNet(
+            tuple(sorted(set(np.round(levels, 6).tolist()))),
+            cfg.cqr_hidden,
+            cfg.cqr_epochs,
+            cfg.cqr_batch,
+            seed=split,
+        ).fit(Xtr, Ytr)
+    directions = rng.standard_normal((cfg.real_wsc_dirs, X.shape[1]))
+    ms = (cfg.multi_samples,) if multi else cfg.real_ms
+    sd = float(Yt.std())
+    res: dict[str, dict[str, float]] = {}
+    for m in ms:
+        rows = evaluate_methods(
+            mdn,
+            Xc,
+            Yc,
+            Xt,
+            Yt,
+            cfg,
+            rng,
+            quantiles=quantiles if m == ms[-1] else None,
+            bins=None,
+            length_points=0 if multi else len(Xt),
+            n_samples=m,
+            grid=(float(Yt.min()) - 1, float(Yt.max()) + 1, 0.005),
+        )
+        for method, row in rows.items():
+            r = res[f"{method}@M{m}"] = {"coverage": row["coverage"]}
+            r["wsc"] = wsc(Xt, row["hits"], 0.1, directions=directions, seed=split)
+            if not multi:
+                r["size_over_sd"] = row["length"] / sd
+    return res

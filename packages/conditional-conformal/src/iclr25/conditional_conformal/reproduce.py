@@ -53,19 +53,19 @@ def measure(cfg: Config, run: Any = None, seed: int = 0) -> dict[str, Any]:
     if "validity" in cfg.parts:
         timed("validity", measure_validity, cfg, seed, progress)
     if "synthetic" in cfg.parts:
-        timed("synthetic", measure_synthetic, cfg, seed, None, progress, quantiles)
+        timed("synthetic", measure_synthetic, cfg, seed, quantiles=quantiles)
     if "qhat" in cfg.parts:
         timed("qhat", measure_qhat, cfg, seed)
     if "wsc" in cfg.parts:
         timed("wsc", measure_wsc, cfg, seed)
     if "mdn" in cfg.parts:
-        timed("mdn", measure_mdn, cfg, seed, progress, quantiles)
+        timed("mdn", measure_mdn, cfg, seed, quantiles)
     if "toy2d" in cfg.parts:
         timed("toy2d", measure_toy2d, cfg, seed)
     if "rosenbrock" in cfg.parts:
         timed("rosenbrock", measure_rosenbrock, cfg, seed)
     if "real" in cfg.parts:
-        timed("real", measure_real, cfg, seed, progress)
+        timed("real", measure_real, cfg, seed)
     return metrics
 
 
