@@ -1,0 +1,58 @@
+"""Batch norm over the global batch: two gloo processes, each with half the batch, train as one process with all of
+it; plain per-process batch norm does not (the check can fail)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from iclr25.shared.batchnorm import GlobalBatchNorm2d, to_global_batch_norm
+from iclr25.shared.testing import two_processes_equal_one
+
+WORKER = """
+import torch
+from torch import nn
+
+from iclr25.shared.batchnorm import to_global_batch_norm
+from iclr25.shared.testing import finish_worker
+
+
+def run(fabric, global_bn, out):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(2, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 4 * 4, 1))
+    if global_bn and fabric.world_size > 1:
+        to_global_batch_norm(model)
+    model, optimizer = fabric.setup(model, torch.optim.SGD(model.parameters(), lr=0.1))
+    x = torch.randn(8, 2, 6, 6, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    y = x.mean((1, 2, 3)).unsqueeze(1) * 3
+    share = 8 // fabric.world_size
+    rows = slice(fabric.global_rank * share, (fabric.global_rank + 1) * share)
+    for _ in range(3):
+        optimizer.zero_grad()
+        fabric.backward(((model(x[rows]) - y[rows]) ** 2).mean())  # DDP averages: the whole batch's mean
+        optimizer.step()
+    finish_worker(fabric, torch.cat([model.module[-1].weight.detach().flatten(), model.module[1].running_var]), out)
+"""
+
+
+@pytest.mark.enable_socket  # gloo talks over the loopback interface
+def test_two_processes_with_global_batch_norm_equal_one(tmp_path: Path) -> None:
+    two_processes_equal_one(WORKER, tmp_path, True)
+    with pytest.raises(AssertionError, match="two processes differ from one"):
+        two_processes_equal_one(WORKER, tmp_path, False)  # per-process statistics: not the whole batch's
+
+
+def test_one_process_and_eval_mode_are_plain_batch_norm() -> None:
+    torch.manual_seed(0)
+    plain = nn.Sequential(nn.Conv2d(2, 3, 1), nn.BatchNorm2d(3))
+    converted = to_global_batch_norm(nn.Sequential(nn.Conv2d(2, 3, 1), nn.BatchNorm2d(3)))
+    converted.load_state_dict(plain.state_dict())
+    assert type(converted[1]) is GlobalBatchNorm2d and type(converted[0]) is nn.Conv2d
+    x = torch.randn(5, 2, 4, 4)
+    assert torch.equal(plain(x), converted(x))
+    assert torch.equal(plain[1].running_mean, converted[1].running_mean)
+    plain.eval(), converted.eval()
+    assert torch.equal(plain(x), converted(x))
