@@ -27,6 +27,12 @@ def worker_threads(_: int) -> str:
     return os.environ["OMP_NUM_THREADS"]
 
 
+def kernel_mode(_: int) -> str:
+    from iclr25.shared.device import kernels_in_effect
+
+    return kernels_in_effect()["mode"]
+
+
 def fail_on_three(item: int) -> int:
     if item == 3:
         raise ValueError("item 3 is bad")
@@ -54,6 +60,13 @@ def test_processes_give_the_sequential_results_in_order(worker: ModuleType) -> N
 
 def test_workers_pin_their_threads(worker: ModuleType) -> None:
     assert map_in_processes(worker.worker_threads, range(2), workers=2, threads=3) == ["3", "3"]
+
+
+def test_workers_compute_with_the_kernels_of_their_parent(worker: ModuleType) -> None:
+    from iclr25.shared.device import kernels_in_effect
+
+    parent = kernels_in_effect()["mode"]  # native here: the test process never selected portable kernels
+    assert map_in_processes(worker.kernel_mode, range(2), workers=2) == [parent, parent]
 
 
 def test_a_failure_in_a_worker_is_raised_here(worker: ModuleType) -> None:

@@ -3,8 +3,9 @@ results of the sequential loop: the same items, in the same order, each computed
 
     results = map_in_processes(train_member, members, workers=4, threads=1)
 
-Every worker uses the portable CPU kernels the command selected (the environment is inherited), pins its torch and
-BLAS threads to `threads`, and exits when the command that started it is gone. `function` must be importable by
+Every worker computes with the CPU kernels of the process that started it (portable when the command selected them,
+native otherwise, so the results match the sequential loop of that process), pins its torch and BLAS threads to
+`threads`, and exits when the command that started it is gone. `function` must be importable by
 name (a module-level function, or a `functools.partial` of one): spawned processes import it afresh.
 """
 
@@ -41,6 +42,7 @@ def map_in_processes(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from iclr25.shared.device import kernels_in_effect
     from iclr25.shared.progress import progress
 
     check_workers(workers)
@@ -55,7 +57,7 @@ def map_in_processes(
                 on_result(index, results[-1])
         return results
     context = multiprocessing.get_context("spawn")  # fork after torch has started threads can deadlock
-    start = (_start_worker, (os.getpid(), threads))
+    start = (_start_worker, (os.getpid(), threads, kernels_in_effect()["mode"]))
     with ProcessPoolExecutor(
         min(workers, len(todo)), mp_context=context, initializer=start[0], initargs=start[1]
     ) as pool:
@@ -71,11 +73,14 @@ def map_in_processes(
     return results
 
 
-def _start_worker(parent: int, threads: int) -> None:
-    """A worker's first step: the command's CPU kernels, `threads` threads, and an exit when the command is gone."""
+def _start_worker(parent: int, threads: int, kernels: str) -> None:
+    """A worker's first step: the parent's CPU kernels (`kernels`: its mode), `threads` threads, and an exit when
+    the command is gone."""
     from iclr25.shared.cli import exit_with_parent
-    from iclr25.shared.device import BLAS_ENV, THREADS_ENV, select_cpu_kernels
+    from iclr25.shared.device import BLAS_ENV, KERNELS_ENV, THREADS_ENV, select_cpu_kernels
 
+    if kernels == "native":  # a parent that computes with its libraries' own kernels: so do its workers
+        os.environ[KERNELS_ENV] = "native"
     select_cpu_kernels()
     os.environ.update({key: str(threads) for key in (THREADS_ENV, *BLAS_ENV)})  # read by torch and BLAS on import
     exit_with_parent(parent)
