@@ -7,7 +7,18 @@ import pickle
 import numpy as np
 import pytest
 
-from iclr25.hd_explain import digits, flip_labels, load_cifar10, load_dataset, load_image_folder, load_svhn, moons
+from iclr25.hd_explain import (
+    cifar10_or_synthetic,
+    digits,
+    flip_labels,
+    load_cifar10,
+    load_dataset,
+    load_image_folder,
+    load_mask,
+    load_named,
+    load_svhn,
+    moons,
+)
 from iclr25.hd_explain import rectangular as rect
 
 
@@ -108,3 +119,19 @@ def test_npz_and_csv(tmp_path):
     (tmp_path / "x.txt").write_text("")
     with pytest.raises(ValueError, match="unknown data format"):
         load_dataset(tmp_path / "x.txt")
+
+
+def test_load_named_mask_and_image_set(tmp_path):
+    assert load_named("moons")[0].shape == (500, 2) and len(load_named("digits")[0]) == 1400
+    with pytest.raises(FileNotFoundError, match="built-in"):
+        load_named(str(tmp_path / "none.npz"))
+    np.savez(tmp_path / "empty.npz", X=np.zeros((0, 2)), y=np.zeros(0))
+    with pytest.raises(ValueError, match="no examples"):
+        load_named(str(tmp_path / "empty.npz"))
+    np.save(tmp_path / "m.npy", np.array([1, 0, 1]))
+    assert load_mask(tmp_path / "m.npy", 3).tolist() == [True, False, True]
+    np.savez(tmp_path / "none.npz")
+    with pytest.raises(ValueError, match="mask of length 3"):
+        load_mask(tmp_path / "none.npz", 3)
+    X, y, source = cifar10_or_synthetic("cifar10", None, 6, 8, 0)
+    assert X.shape == (6, 3, 8, 8) and y.shape == (6,) and source.startswith("synthetic (no CIFAR-10")

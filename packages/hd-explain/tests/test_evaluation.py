@@ -1,11 +1,24 @@
-"""Evaluation protocol: probes, perturbations, hit rate / coverage, mislabel recall."""
+"""Evaluation protocol: probes, perturbations, hit rate / coverage (one method or several), mislabel recall."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from iclr25.hd_explain import hit_rate_coverage, mislabel_detection, perturb_flip, perturb_noise, probe_indices
+from iclr25.hd_explain import (
+    HDExplainer,
+    evaluate_explainers,
+    flip_labels,
+    hit_rate_coverage,
+    make_explainer,
+    mislabel_detection,
+    mislabel_recall_curves,
+    perturb_flip,
+    perturb_noise,
+    probe_indices,
+    probe_sets,
+    suspicion_scores,
+)
 
 
 def test_probe_indices_match_official_draw():
@@ -61,3 +74,34 @@ def test_mislabel_detection():
     assert np.array_equal(perfect["k"], [1, 2, 3, 4]) and perfect["recall"][1] == 1.0
     with pytest.raises(ValueError, match="no flipped"):
         mislabel_detection(scores, np.zeros(5, bool))
+
+
+def test_evaluate_explainers_is_the_protocol_per_method(rect_model, rect_data):
+    X, y = rect_data
+    probes = probe_sets(X, 20, [0, 1])
+    assert [len(i) for i, _ in probes] == [20, 20]
+    idx, noisy = probes[1]
+    assert np.array_equal(idx, probe_indices(len(X), 20, 1)) and np.array_equal(noisy, perturb_noise(X[idx], 1))
+    methods = {"hd": ("hd", {}), "if": ("if", {}), "sim": ("sim", {})}
+    times: dict = {}
+    out = evaluate_explainers(rect_model, X, y, 4, methods, probes, 3, temperatures=(0.5,), times=times)
+    assert list(out) == ["hd", "hd_T0.5", "if", "sim"]  # the sweep runs on RBF hd/hd* only
+    for name, (method, options) in methods.items():
+        ex = make_explainer(method, rect_model, 4, **options).fit(X, y)
+        assert out[name] == [list(hit_rate_coverage(ex, i, xp, 3)) for i, xp in probes]
+    hot = HDExplainer(rect_model, 4, temperature=0.5).fit(X, y)
+    assert out["hd_T0.5"] == [list(hit_rate_coverage(hot, i, xp, 3)) for i, xp in probes]
+    assert times["hd"]["explained"] == 40 and times["if"]["fit_s"] > 0
+    scores = suspicion_scores("hd", rect_model, 4, X, y)
+    assert np.array_equal(scores, make_explainer("hd", rect_model, 4).fit(X, y).debug_scores().numpy())
+    with pytest.raises(ValueError, match="perturbation"):
+        probe_sets(X, 5, [0], "blur")
+
+
+def test_mislabel_recall_curves(rect_model, rect_data):
+    X, y = rect_data
+    y_bad, flipped = flip_labels(y, 10, 4, 0)
+    curves = mislabel_recall_curves({"a": rect_model}, X, y_bad, flipped, 4, {"hd": ("hd", {}), "rps": ("rps", {})})
+    assert list(curves) == ["a"] and list(curves["a"]) == ["hd", "rps"]
+    expected = mislabel_detection(suspicion_scores("hd", rect_model, 4, X, y_bad), flipped)["recall"]
+    assert np.array_equal(curves["a"]["hd"], expected) and len(expected) == 20

@@ -1,10 +1,21 @@
-"""Models follow the protocol; training learns; image augmentation is a crop + flip."""
+"""Models follow the protocol; training learns; image augmentation is a crop + flip; the model file round-trips."""
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
 import torch
 
-from iclr25.hd_explain import MLP, Classifier, ResNet18, rectangular, train_classifier
+from iclr25.hd_explain import (
+    MLP,
+    Classifier,
+    ResNet18,
+    load_model,
+    rectangular,
+    save_model,
+    train_classifier,
+    train_new_classifier,
+)
 from iclr25.hd_explain.models import build_model
 from iclr25.hd_explain.training import _augment
 
@@ -39,3 +50,27 @@ def test_augment_is_a_crop_and_flip():
     for i in range(2):  # every output is some 8 x 8 window of the padded image, possibly mirrored
         windows = padded[i, 0].unfold(0, 8, 1).unfold(1, 8, 1).reshape(-1, 8, 8)
         assert any(torch.equal(out[i, 0], w) or torch.equal(out[i, 0], w.flip(-1)) for w in windows)
+
+
+def test_train_new_classifier_and_the_model_file(tmp_path):
+    X, y = rectangular()
+    model, stats = train_new_classifier("mlp", X, y, 4, 3, hidden=(6,), epochs=2, lr=0.01, batch_size=100)
+    torch.manual_seed(3)
+    again = MLP(2, (6,), 4)
+    assert set(stats) == {"train_acc", "final_loss", "train_samples_per_s"}
+    train_classifier(again, X, y, epochs=2, lr=0.01, batch_size=100, seed=3)
+    x = torch.as_tensor(X[:5])
+    torch.testing.assert_close(again(x), model(x))  # the same seed: the same network
+    save_model(model, tmp_path / "model.pt")
+    loaded, n_classes = load_model(tmp_path / "model.pt")
+    assert n_classes == 4 and not loaded.training
+    torch.testing.assert_close(loaded(x), model(x))
+    with pytest.raises(ValueError, match="ResNet-18 needs images"):
+        train_new_classifier("resnet18", X, y, 4, epochs=1, lr=0.01, batch_size=10)
+    images = np.zeros((4, 3, 8, 8), np.float32)
+    net, _ = train_new_classifier("resnet18", images, np.arange(4) % 2, 2, width=2, epochs=1, lr=0.01, batch_size=4)
+    assert net.arch["kind"] == "resnet18" and net.arch["width"] == 2
+    state = torch.load(tmp_path / "model.pt", weights_only=True)
+    torch.save({"arch": {**state["arch"], "in_dim": 3}, "state_dict": state["state_dict"]}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="does not match its architecture"):
+        load_model(tmp_path / "other.pt")

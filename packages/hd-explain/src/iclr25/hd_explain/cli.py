@@ -12,9 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from iclr25.hd_explain.config import MAX_BATCH, MAX_EPOCHS, MAX_K, MAX_POINTS, MAX_SEEDS, MAX_WIDTH, PRESETS
-from iclr25.shared.cli import CliError, add_run_args, int_at_least, make_parser, package_main, positive_float
-from iclr25.shared.files import save_torch, write_text
-from iclr25.shared.run import DEVICES, check_run_folder, default_run_dir, open_run_folder
+from iclr25.shared.cli import (
+    CliError,
+    add_run_args,
+    check_verb_flags,
+    int_at_least,
+    make_parser,
+    package_main,
+    positive_float,
+)
+from iclr25.shared.files import write_text
+from iclr25.shared.run import DEVICES, open_run_folder
 from iclr25.shared.validate import int_in
 
 PROG = "iclr25-hd-explain"
@@ -22,7 +30,6 @@ SLUG = "hd-explain"
 METHODS = ("hd", "hd*", "if", "tracin", "rps", "sim")  # = baselines.METHODS (a test checks it)
 DEBUG_METHODS = ("hd", "hd*", "if", "tracin", "rps")
 KERNELS = ("rbf", "imq", "linear")
-BUILTIN = ("rectangular", "moons", "digits", "digits-test")
 
 EPILOG = """data: a .npz (arrays X, y), a .csv (label in the last column), an SVHN .mat, a CIFAR-10 python
 folder, an image folder root/<class>/*.png, or a built-in set: rectangular, moons, digits, digits-test.
@@ -118,55 +125,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 # ------------------------------------------------------------------------------------------------ helpers
-def _load_data(spec: str) -> tuple[Any, Any]:
-    """A built-in set or a user's file (always read as data)."""
-    from iclr25.hd_explain import data
-
-    if spec in BUILTIN:
-        if spec == "rectangular":
-            return data.rectangular()
-        if spec == "moons":
-            return data.moons()
-        Xtr, ytr, Xte, yte = data.digits(1400, 0)
-        return (Xtr, ytr) if spec == "digits" else (Xte, yte)
-    path = Path(spec)
-    if not path.exists():
-        raise FileNotFoundError(f"no such file or folder: {spec} (or use a built-in set: {', '.join(BUILTIN)})")
-    try:
-        X, y = data.load_dataset(path)
-    except (ValueError, OSError) as e:
-        message = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise CliError(message if str(path) in message else f"{path}: {message}") from None
-    if len(X) == 0:
-        raise CliError(f"{path} holds no examples")
-    return X, y
-
-
-def _load_model(path: Path, device: str) -> tuple[Any, int]:
-    from iclr25.hd_explain.models import build_model
-    from iclr25.shared.device import pick_device
-    from iclr25.shared.safeload import load_checkpoint
-
-    ckpt = load_checkpoint(
-        path, required_keys=("arch", "state_dict"), what="checkpoint written by `iclr25-hd-explain train`"
-    )
-    try:
-        model = build_model(ckpt["arch"])
-        model.load_state_dict(ckpt["state_dict"])
-    except (KeyError, TypeError, ValueError, RuntimeError) as e:
-        raise CliError(f"{path} does not match its architecture: {str(e).splitlines()[0][:200]}") from None
-    model.to(pick_device(device)).eval()
-    return model, int(ckpt["arch"]["n_classes"])
-
-
-def _check_shapes(model: Any, X: Any, what: str) -> None:
-    arch = model.arch
-    if arch["kind"] == "mlp" and int(X[0].size) != int(arch["in_dim"]):
-        raise CliError(f"{what} has {int(X[0].size)} features per example but the model expects {arch['in_dim']}")
-    if arch["kind"] == "resnet18" and (X.ndim != 4 or X.shape[1] != arch["in_channels"]):
-        raise CliError(f"{what} must be images (n, {arch['in_channels']}, H, W) for a ResNet-18, got {X.shape}")
-
-
 def _options(args: argparse.Namespace, method: str) -> dict[str, Any]:
     if method in ("hd", "hd*"):
         return {"kernel": args.kernel, "bandwidth": args.bandwidth, "temperature": args.temperature}
@@ -176,57 +134,41 @@ def _options(args: argparse.Namespace, method: str) -> dict[str, Any]:
 
 
 def _setup(args: argparse.Namespace) -> tuple[Any, int, Any, Any]:
-    model, n_classes = _load_model(args.model, args.device)
-    X, y = _load_data(args.train)
-    _check_shapes(model, X, f"--train {args.train}")
+    """The model of `--model` and the pool of `--train`, checked against each other (and against `--k`)."""
+    from iclr25.hd_explain.data import load_named
+    from iclr25.hd_explain.models import check_input
+    from iclr25.hd_explain.training import load_model
+    from iclr25.shared.device import pick_device
+
+    model, n_classes = load_model(args.model, pick_device(args.device))
+    X, y = load_named(args.train)
+    check_input(model, X, f"--train {args.train}")
     if int(y.max()) >= n_classes or int(y.min()) < 0:
         raise CliError(f"--train {args.train} has labels outside 0..{n_classes - 1} (the model's classes)")
+    if getattr(args, "k", 0) > len(X):
+        raise CliError(f"--k {args.k} exceeds the {len(X)} training points")
     return model, n_classes, X, y
-
-
-def _out(args: argparse.Namespace, verb: str) -> Path:
-    out = args.out or default_run_dir(SLUG, verb, "run")
-    check_run_folder(out, args.overwrite)
-    return out
 
 
 # ------------------------------------------------------------------------------------------------ verbs
 def _train(args: argparse.Namespace) -> int:
-    out = _out(args, "train")
+    out = check_verb_flags(args, SLUG, "train", "run")
     import json
 
-    import numpy as np
-    import torch
-
-    from iclr25.hd_explain.models import MLP, ResNet18
-    from iclr25.hd_explain.training import train_classifier
+    from iclr25.hd_explain.data import load_named
+    from iclr25.hd_explain.training import save_model, train_new_classifier
     from iclr25.shared.device import pick_device
 
-    X, y = _load_data(args.data)
+    X, y = load_named(args.data)
     n_classes = int(y.max()) + 1
     if n_classes < 2 or int(y.min()) < 0:
         raise CliError(f"--data {args.data} needs labels 0..C-1 with C >= 2")
-    torch.manual_seed(args.seed)
-    if args.arch == "mlp":
-        model: Any = MLP(int(np.prod(X.shape[1:])), args.hidden, n_classes)
-    else:
-        if X.ndim != 4:
-            raise CliError(f"--arch resnet18 needs images (n, C, H, W); --data {args.data} has shape {X.shape}")
-        model = ResNet18(n_classes, X.shape[1], args.width)
-    stats = train_classifier(
-        model,
-        X,
-        y,
-        args.epochs,
-        args.lr,
-        args.batch_size,
-        seed=args.seed,
-        device=pick_device(args.device),
-        augment=args.augment,
-    )
+    train = {"epochs": args.epochs, "lr": args.lr, "batch_size": args.batch_size, "augment": args.augment}
+    shape = {"hidden": args.hidden, "width": args.width}
+    device = pick_device(args.device)
+    model, stats = train_new_classifier(args.arch, X, y, n_classes, args.seed, **shape, **train, device=device)
     with open_run_folder(out, args.overwrite, paper=SLUG, command="train") as folder:
-        state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-        save_torch(folder / "model.pt", {"arch": model.arch, "state_dict": state})
+        save_model(model, folder / "model.pt")
         write_text(folder / "train.json", json.dumps({"data": args.data, **model.arch, **stats}, indent=2) + "\n")
     print(f"train accuracy {stats['train_acc']:.4f} ({stats['train_samples_per_s']:.0f} samples/s)")
     print(f"model written to {out / 'model.pt'}")
@@ -234,14 +176,14 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    out = _out(args, "explain")
+    out = check_verb_flags(args, SLUG, "explain", "run")
     from iclr25.hd_explain.baselines import make_explainer
+    from iclr25.hd_explain.data import load_named
+    from iclr25.hd_explain.models import check_input
 
     model, n_classes, X, y = _setup(args)
-    Xt, _ = _load_data(args.test)
-    _check_shapes(model, Xt, f"--test {args.test}")
-    if args.k > len(X):
-        raise CliError(f"--k {args.k} exceeds the {len(X)} training points")
+    Xt, _ = load_named(args.test)
+    check_input(model, Xt, f"--test {args.test}")
     ex = make_explainer(args.method, model, n_classes, **_options(args, args.method)).fit(X, y)
     idx, scores = ex.explain(Xt, k=args.k)
     with open_run_folder(out, args.overwrite, paper=SLUG, command="explain") as folder:
@@ -257,27 +199,20 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _hitrate(args: argparse.Namespace) -> int:
-    out = _out(args, "hitrate")
+    out = check_verb_flags(args, SLUG, "hitrate", "run")
     import json
 
     import numpy as np
 
-    from iclr25.hd_explain.baselines import make_explainer
-    from iclr25.hd_explain.evaluation import hit_rate_coverage, perturb_flip, perturb_noise, probe_indices
+    from iclr25.hd_explain.evaluation import evaluate_explainers, probe_sets
 
     model, n_classes, X, y = _setup(args)
     if args.perturbation == "flip" and X.ndim < 3:
         raise CliError("--perturbation flip needs images; use noise for vector data")
-    if args.k > len(X):
-        raise CliError(f"--k {args.k} exceeds the {len(X)} training points")
+    probes = probe_sets(X, args.probes, range(args.seed, args.seed + args.seeds), args.perturbation)
+    methods = {method: (method, _options(args, method)) for method in args.method}
     results = {}
-    for method in args.method:
-        ex = make_explainer(method, model, n_classes, **_options(args, method)).fit(X, y)
-        rows = []
-        for s in range(args.seed, args.seed + args.seeds):
-            idx = probe_indices(len(X), args.probes, s)
-            xp = perturb_noise(X[idx], s) if args.perturbation == "noise" else perturb_flip(X[idx])
-            rows.append(hit_rate_coverage(ex, idx, xp, args.k))
+    for method, rows in evaluate_explainers(model, X, y, n_classes, methods, probes, args.k).items():
         a = np.asarray(rows)
         results[method] = {"hit": float(a[:, 0].mean()), "coverage": float(a[:, 1].mean())}
         print(f"{method:>7}: hit rate {results[method]['hit']:.3f}, coverage {results[method]['coverage']:.3f}")
@@ -289,24 +224,15 @@ def _hitrate(args: argparse.Namespace) -> int:
 
 
 def _debug(args: argparse.Namespace) -> int:
-    out = _out(args, "debug")
+    out = check_verb_flags(args, SLUG, "debug", "run")
     import numpy as np
 
-    from iclr25.hd_explain.baselines import make_explainer
-    from iclr25.hd_explain.evaluation import mislabel_detection
-    from iclr25.shared.safeload import load_npy, load_npz
+    from iclr25.hd_explain.data import load_mask
+    from iclr25.hd_explain.evaluation import mislabel_detection, suspicion_scores
 
     model, n_classes, X, y = _setup(args)
-    flipped = None
-    if args.flipped is not None:
-        if args.flipped.suffix == ".npz":
-            flipped = np.asarray(next(iter(load_npz(args.flipped).values())), dtype=bool)
-        else:
-            flipped = np.asarray(load_npy(args.flipped), dtype=bool)
-        if flipped.shape != (len(X),):
-            raise CliError(f"--flipped {args.flipped} must be a boolean mask of length {len(X)}, got {flipped.shape}")
-    scores = make_explainer(args.method, model, n_classes, **_options(args, args.method)).fit(X, y).debug_scores()
-    scores = scores.numpy()
+    flipped = None if args.flipped is None else load_mask(args.flipped, len(X))
+    scores = suspicion_scores(args.method, model, n_classes, X, y, **_options(args, args.method))
     order = np.argsort(-scores, kind="stable")
     with open_run_folder(out, args.overwrite, paper=SLUG, command="debug") as folder:
         rows = ["rank,train_index,label,score"] + [

@@ -5,7 +5,9 @@
 - `moons`: sklearn make_moons, noise 0.1, seed 42.
 - `digits`: sklearn's 8 x 8 digits (shipped with the wheel), standardised per pixel on the pool.
 - Loaders (files are data: no plain pickle, np.load without pickles): CIFAR-10 python batches (a
-  restricted unpickler), SVHN `.mat`, image folders `root/<class>/*.png|jpg`, and `.npz` with X, y.
+  restricted unpickler), SVHN `.mat`, image folders `root/<class>/*.png|jpg`, and `.npz` with X, y;
+  `load_named` reads a built-in set by name or a file, `load_mask` a boolean mask of known flips.
+- `cifar10_or_synthetic`: the image section's training set (CIFAR-10, or random-label images without it).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from iclr25.shared.safeload import load_npz, reading_file, restricted_pickle_load
+from iclr25.shared.safeload import load_npy, load_npz, reading_file, restricted_pickle_load
 
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)  # official normalisation constants
 CIFAR10_STD = (0.2023, 0.1994, 0.2010)
@@ -24,6 +26,7 @@ SVHN_STD = (0.5, 0.5, 0.5)
 IMAGENET_MEAN = (0.485, 0.456, 0.406)  # OCH / MRI
 IMAGENET_STD = (0.229, 0.224, 0.225)
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
+BUILTIN = ("rectangular", "moons", "digits", "digits-test")  # the sets `load_named` knows by name
 
 
 def rectangular(
@@ -145,6 +148,65 @@ def load_image_folder(root: str | Path, size: int | None = None) -> tuple[np.nda
     if len(shapes) > 1:
         raise ValueError(f"images in {root} have different sizes {sorted(shapes)}; pass size=")
     return np.stack(images), np.asarray(labels, dtype=np.int64), classes
+
+
+def cifar10_or_synthetic(
+    dataset: str, data_dir: str | Path | None, n: int = 0, size: int = 32, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """The image section's training set and its source: the first `n` (0: all) CIFAR-10 training images, normalised,
+    when `dataset` is "cifar10" and `data_dir` holds its python batches; else `n` (0: 5000) standard-normal images
+    (3, size, size) with random labels from generator `seed`, "synthetic" (saying why when CIFAR-10 was asked for)."""
+    if dataset == "cifar10" and data_dir and (Path(data_dir) / "data_batch_1").is_file():
+        X, y = load_cifar10(data_dir, train=True)
+        if n:
+            X, y = X[:n], y[:n]
+        return normalize_images(X, CIFAR10_MEAN, CIFAR10_STD), y, "cifar10"
+    n = n or 5000
+    rng = np.random.default_rng(seed)
+    why = "synthetic" if dataset == "synthetic" else "synthetic (no CIFAR-10 batches in data_dir)"
+    return (
+        rng.standard_normal((n, 3, size, size)).astype(np.float32),
+        rng.integers(0, 10, n).astype(np.int64),
+        why,
+    )
+
+
+def load_named(spec: str) -> tuple[np.ndarray, np.ndarray]:
+    """A built-in set by name (`BUILTIN`: rectangular, moons, digits = the 1400-point pool of seed 0, digits-test =
+    its held-out rest) or a data file or folder (`load_dataset`, always read as data); errors are one line naming
+    the file, and an empty set is refused."""
+    if spec in BUILTIN:
+        if spec == "rectangular":
+            return rectangular()
+        if spec == "moons":
+            return moons()
+        Xtr, ytr, Xte, yte = digits(1400, 0)
+        return (Xtr, ytr) if spec == "digits" else (Xte, yte)
+    path = Path(spec)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file or folder: {spec} (or use a built-in set: {', '.join(BUILTIN)})")
+    try:
+        X, y = load_dataset(path)
+    except (ValueError, OSError) as e:
+        message = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ValueError(message if str(path) in message else f"{path}: {message}") from None
+    if len(X) == 0:
+        raise ValueError(f"{path} holds no examples")
+    return X, y
+
+
+def load_mask(path: str | Path, n: int) -> np.ndarray:
+    """A boolean mask over `n` points (e.g. the labels known to be flipped) from a `.npy` file or the first array of
+    a `.npz` (read as data, no pickles); refuses one of another shape."""
+    path = Path(path)
+    if path.suffix == ".npz":
+        arrays = list(load_npz(path).values())
+        mask = np.asarray(arrays[0] if arrays else [], dtype=bool)
+    else:
+        mask = np.asarray(load_npy(path), dtype=bool)
+    if mask.shape != (n,):
+        raise ValueError(f"{path} must be a boolean mask of length {n}, got {mask.shape}")
+    return mask
 
 
 def load_dataset(path: str | Path) -> tuple[np.ndarray, np.ndarray]:

@@ -14,6 +14,7 @@ large first.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -180,6 +181,17 @@ class HDExplainer(Explainer):
         dim_d = self.D.shape[1]
         self.h = resolve_bandwidth(self.bandwidth, self.temperature, dim_d - self.n_classes, dim_d)
         return self
+
+    def at_temperature(self, temperature: float) -> HDExplainer:
+        """A copy on the same fitted pool with the official RBF bandwidth at another temperature: h = temperature x
+        dim d (the paper's temperature sweep; nothing is recomputed)."""
+        if self.n_train == 0:
+            raise ValueError("call fit(X, y) before at_temperature")
+        dim_d = self.D.shape[1]
+        clone = copy.copy(self)
+        clone.bandwidth, clone.temperature = "dim_d", float(temperature)
+        clone.h = resolve_bandwidth("dim_d", temperature, dim_d - self.n_classes, dim_d)
+        return clone
 
     def test_points(self, X_test: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """(d, s) of test points with the model's predicted label."""

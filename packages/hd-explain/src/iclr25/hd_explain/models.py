@@ -149,3 +149,13 @@ def build_model(arch: dict[str, Any]) -> _Protocol:
     if kind == "resnet18":
         return ResNet18(int(arch["n_classes"]), int(arch.get("in_channels", 3)), int(arch.get("width", 64)))
     raise ValueError(f"unknown model kind {kind!r}; allowed: mlp, resnet18")
+
+
+def check_input(model: Any, X: Any, what: str = "the data") -> None:
+    """Refuse data `model` (an `MLP` or `ResNet18`) cannot read, in one line naming `what`: an MLP's number of
+    features per example, a ResNet-18's images (n, C, H, W) with its channels."""
+    arch = model.arch
+    if arch["kind"] == "mlp" and int(X[0].size) != int(arch["in_dim"]):
+        raise ValueError(f"{what} has {int(X[0].size)} features per example but the model expects {arch['in_dim']}")
+    if arch["kind"] == "resnet18" and (X.ndim != 4 or X.shape[1] != arch["in_channels"]):
+        raise ValueError(f"{what} must be images (n, {arch['in_channels']}, H, W) for a ResNet-18, got {X.shape}")

@@ -8,6 +8,9 @@ permutation and augmentation and trains on its slice of each batch, so two proce
 with the whole batch (batch norms become `models.GlobalBatchNorm2d`: the statistics of the whole batch, as
 SyncBatchNorm); with a `checkpointer`, model, optimizer, step, position in the epoch, the epoch's permutation and
 the generator are saved every `checkpointer.every` steps and at the end, and `resume` continues exactly.
+
+`train_new_classifier` builds a fresh MLP or ResNet-18 under a seed and trains it; `save_model` / `load_model` write
+and read the model file (architecture dict and weights; read weights only).
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from iclr25.hd_explain.models import to_global_batch_norm
+from iclr25.hd_explain.models import MLP, ResNet18, build_model, to_global_batch_norm
+
+MODEL_FILE = "checkpoint written by `iclr25-hd-explain train`"
 
 
 def _augment(xb: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -146,3 +151,59 @@ def train_classifier(
         "final_loss": float(loss.detach()),
         "train_samples_per_s": seen / elapsed,
     }
+
+
+def train_new_classifier(
+    kind: str,
+    X: Any,
+    y: Any,
+    n_classes: int,
+    seed: int = 0,
+    *,
+    hidden: tuple[int, ...] = (64, 64),
+    width: int = 64,
+    **options: Any,
+) -> tuple[MLP | ResNet18, dict[str, float]]:
+    """A fresh classifier for `X`, initialised under torch seed `seed` and trained by `train_classifier` (its
+    `options`: epochs, lr, batch_size, device, ...; the same `seed`): (model, train stats).
+
+    kind: "mlp" (hidden widths `hidden`, on the flattened features) or "resnet18" (base `width`, for images
+    (n, C, H, W)).
+    """
+    torch.manual_seed(seed)
+    if kind == "mlp":
+        model: MLP | ResNet18 = MLP(int(np.prod(np.shape(X)[1:])), hidden, n_classes)
+    elif kind == "resnet18":
+        if np.ndim(X) != 4:
+            raise ValueError(f"a ResNet-18 needs images (n, C, H, W), got data of shape {np.shape(X)}")
+        model = ResNet18(n_classes, np.shape(X)[1], width)
+    else:
+        raise ValueError(f"kind must be mlp or resnet18, got {kind!r}")
+    return model, train_classifier(model, X, y, seed=seed, **options)
+
+
+def save_model(model: MLP | ResNet18, path: Any) -> None:
+    """Write `model`'s architecture dict and its weights (on the CPU) to `path`, through the guarded writer (into a
+    run folder this process holds, or as a new file): the model file `load_model` reads."""
+    from iclr25.shared.files import save_torch
+
+    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    save_torch(path, {"arch": model.arch, "state_dict": state})
+
+
+def load_model(path: Any, device: Any = "cpu") -> tuple[MLP | ResNet18, int]:
+    """(model in eval mode on `device`, its number of classes) from a file `save_model` wrote; a foreign, corrupt or
+    unsafe file is a one-line error naming `path`.
+
+    Weights only (`iclr25.shared.safeload`): the file holds an architecture dict and tensors; nothing in it runs.
+    """
+    from iclr25.shared.safeload import load_checkpoint
+
+    ckpt = load_checkpoint(path, required_keys=("arch", "state_dict"), what=MODEL_FILE)
+    try:
+        model = build_model(ckpt["arch"])
+        model.load_state_dict(ckpt["state_dict"])
+    except (KeyError, TypeError, ValueError, RuntimeError) as e:
+        raise ValueError(f"{path} does not match its architecture: {str(e).splitlines()[0][:200]}") from None
+    model.to(device).eval()
+    return model, int(ckpt["arch"]["n_classes"])
