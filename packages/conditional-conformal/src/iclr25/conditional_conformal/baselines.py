@@ -276,3 +276,11 @@ class CQR2:
             extra = (q - t_max) * (qs[:, -1] - qs[:, 0])
             lo, hi = qs[:, 0] - extra, qs[:, -1] + extra
         return Box(lo, hi)
+
+
+def shared_quantile_levels(alpha: float, n_levels: int = 19) -> tuple[float, ...]:
+    """The levels of one quantile regressor serving both CQR (α/2, 1 − α/2) and CQR2 (the median and (1 ± t)/2
+    for t on CQR2's grid of `n_levels` values in (0, 0.98]), sorted, rounded to 6 digits, without repeats."""
+    t = np.linspace(0, 0.98, n_levels + 1)[1:]
+    levels = np.concatenate([(1 - t) / 2, [0.5], (1 + t) / 2, [alpha / 2, 1 - alpha / 2]])
+    return tuple(sorted(set(np.round(levels, 6).tolist())))

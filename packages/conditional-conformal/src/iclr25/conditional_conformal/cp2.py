@@ -248,3 +248,10 @@ class CP2HPD:
         q = self.qhat_
         shift = (math.inf if math.isinf(q) else math.log(q) if q > 0 else -math.inf) if self.adjust == "linear" else q
         return LevelSet(self.density, X, self.log_level(X, tilde) - shift)
+
+
+def cp2_pcp_pair(
+    estimator: Sampler, X: np.ndarray, Y: np.ndarray, alpha: float, m: int, m_tau: int, draws: Draws
+) -> dict[str, CP2PCP]:
+    """CP²-PCP-L and CP²-PCP-D calibrated on (X, Y) with the same Π draws, keyed by adjustment."""
+    return {a: CP2PCP(estimator, alpha, m, m_tau, a).calibrate(X, Y, draws=draws) for a in ADJUSTMENTS}

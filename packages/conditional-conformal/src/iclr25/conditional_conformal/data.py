@@ -274,6 +274,11 @@ def load_real(name: str, data_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:
     return X[ok], Y[ok]
 
 
+def split_indices(perm: np.ndarray, n_cal: int, n_test: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Calibration, test and training rows of a shuffled order `perm`: the first n_cal, the next n_test, the rest."""
+    return perm[:n_cal], perm[n_cal : n_cal + n_test], perm[n_cal + n_test :]
+
+
 def standardize(train: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
     """Standardise arrays with the mean and sd of `train` (constant columns left centred)."""
     mu, sd = train.mean(0), train.std(0)

@@ -1,7 +1,8 @@
 """The experiments (spec §6, §9): each `measure_*` runs one part of the plan and returns plain metrics.
 
-The parts share `evaluate_methods` (every method on one calibration/test split, the Π samples drawn once);
-`reproduce` decides which parts run and `claims` judges what they measured.
+The method's computations live in the method modules (every method on one split and its metrics in
+`comparison`, the estimators, the data settings, WSC in `metrics`); here is which of them each part calls, with
+which settings and random streams. `reproduce` decides which parts run and `claims` judges what they measured.
 """
 
 from __future__ import annotations
@@ -16,7 +17,23 @@ import numpy as np
 
 from iclr25.shared.parallel import map_in_processes
 
+from .baselines import QuantileNet, shared_quantile_levels
+from .comparison import evaluate_methods, oracle_validity
 from .config import MULTI_DATASETS, Config
+from .cp2 import cp2_pcp_pair, draw
+from .data import (
+    FILES,
+    bimodal_hetero,
+    bimodal_hetero_law,
+    gaussian_slab_hits,
+    load_real,
+    ring2d,
+    ring2d_law,
+    rosenbrock10d,
+    split_indices,
+    standardize,
+)
+from .metrics import wsc
 
 PART_IDS = {p: i for i, p in enumerate(("validity", "synthetic", "qhat", "wsc", "mdn", "toy2d", "rosenbrock", "real"))}
 
@@ -26,87 +43,31 @@ def _rng(seed: int, part: str, *more: int) -> np.random.Generator:
     return np.random.default_rng([seed, PART_IDS[part], *more])
 
 
-def evaluate_methods(
-    est: Any,
-    Xc: np.ndarray,
-    Yc: np.ndarray,
-    Xt: np.ndarray,
-    Yt: np.ndarray,
-    cfg: Config,
-    rng: np.random.Generator,
-    *,
-    quantiles: Any = None,
-    bins: tuple[float, float] | None = (-4.0, 4.0),
-    length_points: int = 0,
-    grid: tuple[float, float, float] = (-4.0, 8.0, 0.005),
-    n_samples: int | None = None,
-) -> dict[str, dict[str, Any]]:
-    """Every method on one calibration/test split with one estimator; the Π samples are drawn once and shared
-    by all methods (as in the paper). Returns per method: coverage, bin coverages, mean length, Q̂."""
-    from . import metrics
-    from .baselines import CQR, CQR2, PCP, PiOnly, SplitCP
-    from .cp2 import CP2HPD, CP2PCP, draw
-
-    m = n_samples or cfg.n_samples
-    dc = draw(est, Xc, m, cfg.n_samples_tau, rng)
-    dt = draw(est, Xt, m, cfg.n_samples_tau, rng)
-    sets: dict[str, Any] = {}
-    qhat: dict[str, float] = {}
-    for name, adjust in (("cp2_l", "linear"), ("cp2_d", "difference")):
-        method = CP2PCP(est, cfg.alpha, m, cfg.n_samples_tau, adjust).calibrate(Xc, Yc, draws=dc)
-        sets[name], qhat[name] = method.predict_set(Xt, draws=dt), method.qhat_
-    pcp = PCP(est, cfg.alpha, m).calibrate(Xc, Yc, draws=dc)
-    sets["pcp"], qhat["pcp"] = pcp.predict_set(Xt, draws=dt), pcp.qhat_
-    if hasattr(est, "log_prob"):  # HD-PCP: the ⌊0.8 M⌋ highest-density centres (PCP repository's fr = 0.2)
-        hd = PCP(est, cfg.alpha, m, fr=0.2).calibrate(Xc, Yc, draws=dc)
-        sets["hd_pcp"], qhat["hd_pcp"] = hd.predict_set(Xt, draws=dt), hd.qhat_
-    sets["pi"] = PiOnly(est, cfg.alpha, m, cfg.n_samples_tau).predict_set(Xt, draws=dt)
-    cp = SplitCP(est, cfg.alpha).calibrate(Xc, Yc)
-    sets["cp"], qhat["cp"] = cp.predict_set(Xt), cp.qhat_
-    if hasattr(est, "log_prob"):
-        hpd = CP2HPD(est, cfg.alpha, cfg.n_samples_tau).calibrate(Xc, Yc, tilde=dc.tilde)
-        sets["cp2_hpd"], qhat["cp2_hpd"] = hpd.predict_set(Xt, tilde=dt.tilde), hpd.qhat_
-    if quantiles is not None and Yc.shape[1] == 1:
-        c1 = CQR(quantiles, cfg.alpha).calibrate(Xc, Yc)
-        sets["cqr"], qhat["cqr"] = c1.predict_set(Xt), float(c1.qhat_[0])
-        c2 = CQR2(quantiles, cfg.alpha).calibrate(Xc, Yc)
-        sets["cqr2"], qhat["cqr2"] = c2.predict_set(Xt), c2.qhat_
-    out: dict[str, dict[str, Any]] = {}
-    for name, s in sets.items():
-        hit = s.contains(Yt)
-        row: dict[str, Any] = {"coverage": float(hit.mean()), "hits": hit}
-        if bins is not None:
-            row["bins"] = metrics.binned_coverage(hit, None, Xt[:, 0], cfg.n_bins, bins)[0].tolist()
-        if length_points:
-            sub = _subset(s, length_points)
-            row["length"] = float(np.mean(sub.length(*grid) if name == "cp2_hpd" else sub.length()))
-        if name in qhat:
-            row["qhat"] = float(qhat[name])
-        out[name] = row
-    return out
-
-
-def _subset(s: Any, k: int) -> Any:
-    from .sets import Box, LevelSet, UnionOfBalls
-
-    if isinstance(s, UnionOfBalls):
-        return UnionOfBalls(s.centres[:k], s.radius[:k])
-    if isinstance(s, LevelSet):
-        return LevelSet(s.density, s.x[:k], s.log_level[:k])
-    if isinstance(s, Box):
-        return Box(s.lo[:k], s.hi[:k])
-    raise TypeError(type(s))
+def _evaluate(est: Any, split: tuple, cfg: Config, rng: np.random.Generator, m: int | None = None, **kw: Any):
+    """`evaluate_methods` at the configuration's α, M (or `m`), M̃ and number of x-bins."""
+    return evaluate_methods(est, split, cfg.alpha, m or cfg.n_samples, cfg.n_samples_tau, rng, n_bins=cfg.n_bins, **kw)
 
 
 def _strip(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {k: {kk: vv for kk, vv in v.items() if kk != "hits"} for k, v in rows.items()}
 
 
+def _mdn(X: np.ndarray, Y: np.ndarray, cfg: Config, components: int, hidden: tuple, epochs: int, seed: int):
+    """An MDN fitted on (X, Y) with the configuration's learning rate and batch size."""
+    from .estimators import MDN
+
+    mdn = MDN(X.shape[1], Y.shape[1], components, hidden, seed=seed)
+    return mdn.fit(X, Y, epochs, cfg.mdn_lr, cfg.mdn_batch, seed=seed)
+
+
+def _quantile_net(X: np.ndarray, Y: np.ndarray, cfg: Config, seed: int) -> QuantileNet:
+    """The CQR/CQR2 quantile regressor (one net for α/2, 1 − α/2 and the CQR2 level grid), fitted on (X, Y)."""
+    net = QuantileNet(shared_quantile_levels(cfg.alpha), cfg.cqr_hidden, cfg.cqr_epochs, cfg.cqr_batch, seed=seed)
+    return net.fit(X, Y)
+
+
 def measure_validity(cfg: Config, seed: int = 0, progress=None) -> dict[str, Any]:
     """Spec §9.1: mean coverage of CP²-PCP-L/-D with the oracle sampler over fresh repetitions."""
-    from .cp2 import CP2PCP, draw
-    from .data import bimodal_hetero, bimodal_hetero_law
-
     law = bimodal_hetero_law()
     out: dict[str, Any] = {}
     for j, (n, n_test, reps) in enumerate(zip(cfg.validity_n, cfg.validity_test, cfg.validity_reps, strict=True)):
@@ -114,15 +75,9 @@ def measure_validity(cfg: Config, seed: int = 0, progress=None) -> dict[str, Any
         cov = {"linear": [], "difference": []}
         it = range(reps) if progress is None else progress(range(reps), desc=f"validity n={n}", unit="rep")
         for _ in it:
-            Xc, Yc = bimodal_hetero(n, rng)
-            Xt, Yt = bimodal_hetero(n_test, rng)
-            dc, dt = (
-                draw(law, Xc, cfg.n_samples, cfg.n_samples_tau, rng),
-                draw(law, Xt, cfg.n_samples, cfg.n_samples_tau, rng),
-            )
+            rep = oracle_validity(law, bimodal_hetero, n, n_test, cfg.alpha, cfg.n_samples, cfg.n_samples_tau, rng)
             for adjust in cov:
-                m = CP2PCP(law, cfg.alpha, cfg.n_samples, cfg.n_samples_tau, adjust).calibrate(Xc, Yc, draws=dc)
-                cov[adjust].append(m.predict_set(Xt, draws=dt).contains(Yt).mean())
+                cov[adjust].append(rep[adjust])
         out[f"n{n}"] = {
             "n": n,
             "n_test": n_test,
@@ -136,18 +91,12 @@ def measure_validity(cfg: Config, seed: int = 0, progress=None) -> dict[str, Any
 def bimodal_seed(s: int, part: str, cfg: Config, seed: int, scales=(), mdn=None, quantiles=None) -> list[dict]:
     """Seed `s` of a bimodal_hetero part: one calibration/test split, every method with each estimator in turn
     (the oracle law with σ×scale for each of `scales`, else `mdn`)."""
-    from .data import bimodal_hetero, bimodal_hetero_law
-
     estimators = [bimodal_hetero_law(scale) for scale in scales] if scales else [mdn]
     rng = _rng(seed, part, s)
-    Xc, Yc = bimodal_hetero(cfg.n_cal, rng)
-    Xt, Yt = bimodal_hetero(cfg.n_test, rng)
+    split = (*bimodal_hetero(cfg.n_cal, rng), *bimodal_hetero(cfg.n_test, rng))
     grid = (-4.0, 8.0, cfg.hpd_grid_step)
-    return [
-        _strip(evaluate_methods(est, Xc, Yc, Xt, Yt, cfg, rng, quantiles=quantiles, length_points=cfg.hpd_length_points,
-                                grid=grid))
-        for est in estimators
-    ]  # fmt: skip
+    kw = {"quantiles": quantiles, "length_points": cfg.hpd_length_points, "grid": grid}
+    return [_strip(_evaluate(est, split, cfg, rng, **kw)) for est in estimators]
 
 
 def measure_synthetic(cfg: Config, seed: int = 0, scales: tuple[float, ...] | None = None, quantiles=None):
@@ -170,14 +119,11 @@ def measure_qhat(cfg: Config, seed: int = 0) -> dict[str, Any]:
 
 def _qhat_seed(s: int, cfg: Config, seed: int) -> list[float]:
     """Q̂ of CP²-PCP-L and -D with Π = P on seed `s`'s qhat_n points."""
-    from .cp2 import CP2PCP, draw
-    from .data import bimodal_hetero, bimodal_hetero_law
-
     law, rng = bimodal_hetero_law(), _rng(seed, "qhat", s)
     Xc, Yc = bimodal_hetero(cfg.qhat_n, rng)
-    dc = draw(law, Xc, cfg.n_samples, cfg.n_samples_tau, rng)
     m, m_tau = cfg.n_samples, cfg.n_samples_tau
-    return [CP2PCP(law, cfg.alpha, m, m_tau, a).calibrate(Xc, Yc, draws=dc).qhat_ for a in ("linear", "difference")]
+    pair = cp2_pcp_pair(law, Xc, Yc, cfg.alpha, m, m_tau, draw(law, Xc, m, m_tau, rng))
+    return [method.qhat_ for method in pair.values()]
 
 
 def measure_wsc(cfg: Config, seed: int = 0, evaluate_on: str = "rest") -> dict[str, Any]:
@@ -191,38 +137,22 @@ def measure_wsc(cfg: Config, seed: int = 0, evaluate_on: str = "rest") -> dict[s
 
 def _wsc_seed(item: tuple[str, int], cfg: Config, seed: int, evaluate_on: str) -> float:
     """The WSC metric on seed `s` of coverage pattern `case` (item = (case, s))."""
-    from .data import gaussian_slab_hits
-    from .metrics import wsc
-
     case, s = item
     x, hit = gaussian_slab_hits(cfg.wsc_n, case, _rng(seed, "wsc", s, len(case)))
     return wsc(x, hit, 0.1, cfg.wsc_dirs, 0.25, seed=seed + s, evaluate_on=evaluate_on)
 
 
-def train_quantiles(cfg: Config, seed: int = 0):
+def train_quantiles(cfg: Config, seed: int = 0) -> QuantileNet:
     """The CQR/CQR2 quantile regressor (one net for α/2, 1 − α/2 and the CQR2 level grid), on n_train points."""
-    from .baselines import QuantileNet
-    from .data import bimodal_hetero
-
-    Xtr, Ytr = bimodal_hetero(cfg.n_train, _rng(seed, "mdn", 999))
-    t = np.linspace(0, 0.98, 20)[1:]
-    levels = np.concatenate([(1 - t) / 2, [0.5], (1 + t) / 2, [cfg.alpha / 2, 1 - cfg.alpha / 2]])
-    levels = tuple(sorted(set(np.round(levels, 6).tolist())))
-    net = QuantileNet(levels, cfg.cqr_hidden, cfg.cqr_epochs, cfg.cqr_batch, seed=seed)
-    return net.fit(Xtr, Ytr)
+    return _quantile_net(*bimodal_hetero(cfg.n_train, _rng(seed, "mdn", 999)), cfg, seed)
 
 
 def measure_mdn(cfg: Config, seed: int = 0, quantiles=None) -> dict[str, Any]:
     """Spec §6a (iii): an MDN fitted on n_train points replaces the oracle; every method, each seed (in
     `cfg.workers` processes)."""
-    from .data import bimodal_hetero
-    from .estimators import MDN
-
     Xtr, Ytr = bimodal_hetero(cfg.n_train, _rng(seed, "mdn", 998))
     t0 = time.perf_counter()
-    mdn = MDN(1, 1, cfg.mdn_components, cfg.mdn_hidden, seed=seed).fit(
-        Xtr, Ytr, cfg.mdn_epochs, cfg.mdn_lr, cfg.mdn_batch, seed=seed
-    )
+    mdn = _mdn(Xtr, Ytr, cfg, cfg.mdn_components, cfg.mdn_hidden, cfg.mdn_epochs, seed)
     train_s = time.perf_counter() - t0
     out: dict[str, Any] = {"train_s": train_s, "train_samples_per_s": cfg.n_train * cfg.mdn_epochs / train_s}
     out["final_nll"] = mdn.history[-1]
@@ -238,39 +168,21 @@ def measure_toy2d(cfg: Config, seed: int = 0) -> dict[str, Any]:
 
 
 def _toy2d_seed(s: int, cfg: Config, seed: int) -> dict[str, dict[str, Any]]:
-    from .data import ring2d, ring2d_law
-
+    """Seed `s` of the 2-D toy: one calibration/test split, every method with the oracle law."""
     rng = _rng(seed, "toy2d", s)
-    Xc, Yc = ring2d(cfg.toy_n_cal, rng)
-    Xt, Yt = ring2d(cfg.toy_n_test, rng)
-    return _strip(evaluate_methods(ring2d_law(), Xc, Yc, Xt, Yt, cfg, rng, bins=(-2.0, 2.0)))
+    split = (*ring2d(cfg.toy_n_cal, rng), *ring2d(cfg.toy_n_test, rng))
+    return _strip(_evaluate(ring2d_law(), split, cfg, rng, bins=(-2.0, 2.0)))
 
 
 def measure_rosenbrock(cfg: Config, seed: int = 0) -> dict[str, Any]:
     """App. B.5.1-style unimodal sanity case: Rosenbrock-10d, MDN estimator, coverage and WSC."""
-    from .data import rosenbrock10d, standardize
-    from .estimators import MDN
-    from .metrics import wsc
-
     X, Y = rosenbrock10d(cfg.n_train + cfg.n_cal + cfg.toy_n_test, rng=_rng(seed, "rosenbrock", 0))
     n_tr, n_c = cfg.n_train, cfg.n_cal
     Xtr, Xc, Xt = standardize(X[:n_tr], X[n_tr : n_tr + n_c], X[n_tr + n_c :])
     Ytr, Yc, Yt = Y[:n_tr], Y[n_tr : n_tr + n_c], Y[n_tr + n_c :]
-    mdn = MDN(X.shape[1], 1, cfg.mdn_components, cfg.mdn_hidden, seed=seed).fit(
-        Xtr, Ytr, cfg.rosen_epochs, cfg.mdn_lr, cfg.mdn_batch, seed=seed
-    )
-    res = evaluate_methods(
-        mdn,
-        Xc,
-        Yc,
-        Xt,
-        Yt,
-        cfg,
-        _rng(seed, "rosenbrock", 1),
-        bins=None,
-        length_points=500,
-        grid=(float(Y.min()) - 1, float(Y.max()) + 1, 0.01),
-    )
+    mdn = _mdn(Xtr, Ytr, cfg, cfg.mdn_components, cfg.mdn_hidden, cfg.rosen_epochs, seed)
+    grid = (float(Y.min()) - 1, float(Y.max()) + 1, 0.01)
+    res = _evaluate(mdn, (Xc, Yc, Xt, Yt), cfg, _rng(seed, "rosenbrock", 1), bins=None, length_points=500, grid=grid)
     sd = float(Yt.std())
     out = {}
     for name, row in res.items():
@@ -287,8 +199,6 @@ def measure_real(cfg: Config, seed: int = 0) -> dict[str, Any]:
     real_n_cal / real_n_test points, the rest trains the MDN and the quantile regressor), every M in real_ms;
     marginal coverage, WSC (real_wsc_dirs directions shared across methods) and size / sd(Y), averaged over the
     splits. The splits run in `cfg.workers` processes."""
-    from .data import FILES
-
     out: dict[str, Any] = {"missing": []}
     for name in cfg.datasets:
         if not (Path(cfg.data_dir) / FILES[name]).is_file():
@@ -302,62 +212,30 @@ def measure_real(cfg: Config, seed: int = 0) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _load_real(name: str, data_dir: str) -> tuple[np.ndarray, np.ndarray]:
-    from .data import load_real
-
     return load_real(name, Path(data_dir))
 
 
 def real_split(split: int, name: str, cfg: Config, seed: int) -> dict[str, dict[str, float]]:
     """Split `split` of dataset `name`: its own permutation, MDN, quantile net and WSC directions; coverage, WSC
     and size / sd(Y) of every method@M."""
-    from .baselines import QuantileNet
-    from .data import standardize
-    from .estimators import MDN
-    from .metrics import wsc
-
     X, Y = _load_real(name, cfg.data_dir)
     multi = name in MULTI_DATASETS
     rng = _rng(seed, "real", split)
-    perm = rng.permutation(len(X))
-    n_c = min(cfg.real_n_cal, len(X) // 4)
-    n_t = min(cfg.real_n_test, len(X) // 4)
-    ic, it_, itr = perm[:n_c], perm[n_c : n_c + n_t], perm[n_c + n_t :]
+    n_c, n_t = min(cfg.real_n_cal, len(X) // 4), min(cfg.real_n_test, len(X) // 4)
+    ic, it_, itr = split_indices(rng.permutation(len(X)), n_c, n_t)
     Xtr, Xc, Xt = standardize(X[itr], X[ic], X[it_])
     Ytr, Yc, Yt = standardize(Y[itr], Y[ic], Y[it_])
-    mdn = MDN(X.shape[1], Y.shape[1], cfg.real_mdn_components, cfg.real_mdn_hidden, seed=split).fit(
-        Xtr, Ytr, cfg.real_mdn_epochs, cfg.mdn_lr, cfg.mdn_batch, seed=split
-    )
-    quantiles = None
-    if not multi and cfg.cqr:
-        t = np.linspace(0, 0.98, 20)[1:]
-        levels = np.concatenate([(1 - t) / 2, [0.5], (1 + t) / 2, [cfg.alpha / 2, 1 - cfg.alpha / 2]])
-        quantiles = QuantileNet(
-            tuple(sorted(set(np.round(levels, 6).tolist()))),
-            cfg.cqr_hidden,
-            cfg.cqr_epochs,
-            cfg.cqr_batch,
-            seed=split,
-        ).fit(Xtr, Ytr)
+    mdn = _mdn(Xtr, Ytr, cfg, cfg.real_mdn_components, cfg.real_mdn_hidden, cfg.real_mdn_epochs, split)
+    quantiles = _quantile_net(Xtr, Ytr, cfg, split) if not multi and cfg.cqr else None
     directions = rng.standard_normal((cfg.real_wsc_dirs, X.shape[1]))
     ms = (cfg.multi_samples,) if multi else cfg.real_ms
     sd = float(Yt.std())
+    grid = (float(Yt.min()) - 1, float(Yt.max()) + 1, 0.005)
     res: dict[str, dict[str, float]] = {}
     for m in ms:
-        rows = evaluate_methods(
-            mdn,
-            Xc,
-            Yc,
-            Xt,
-            Yt,
-            cfg,
-            rng,
-            quantiles=quantiles if m == ms[-1] else None,
-            bins=None,
-            length_points=0 if multi else len(Xt),
-            n_samples=m,
-            grid=(float(Yt.min()) - 1, float(Yt.max()) + 1, 0.005),
-        )
-        for method, row in rows.items():
+        q = quantiles if m == ms[-1] else None
+        kw = {"quantiles": q, "bins": None, "length_points": 0 if multi else len(Xt), "grid": grid}
+        for method, row in _evaluate(mdn, (Xc, Yc, Xt, Yt), cfg, rng, m, **kw).items():
             r = res[f"{method}@M{m}"] = {"coverage": row["coverage"]}
             r["wsc"] = wsc(Xt, row["hits"], 0.1, directions=directions, seed=split)
             if not multi:

@@ -12,7 +12,7 @@ import numpy as np
 
 from iclr25.shared.files import write_text
 
-from .data import standardize
+from .data import split_indices, standardize
 
 
 def build_method(name: str, est: Any, alpha: float, m: int, m_tau: int, seed: int):
@@ -44,7 +44,7 @@ def fit_predict(values: list[list[float]], n_features: int, args: Any, folder: P
     rng = np.random.default_rng(args.seed)
     perm = rng.permutation(len(a))
     n_cal, n_test = int(args.cal_frac * len(a)), int(args.test_frac * len(a))
-    ic, it, itr = perm[:n_cal], perm[n_cal : n_cal + n_test], perm[n_cal + n_test :]
+    ic, it, itr = split_indices(perm, n_cal, n_test)
     X, Y = a[:, :n_features], a[:, n_features:]
     Xtr, Xc, Xt = standardize(X[itr], X[ic], X[it])
     Ytr, Yc, Yt = Y[itr], Y[ic], Y[it]

@@ -182,3 +182,14 @@ class LevelSet:
         grid = np.arange(lo, hi + step / 2, step)
         inside = self.density.log_prob(self.x[j : j + 1], grid[None, :, None])[0] >= self.log_level[j]
         return merge_intervals(grid[inside] - step / 2, grid[inside] + step / 2)
+
+
+def head(s: UnionOfBalls | Box | LevelSet, k: int) -> UnionOfBalls | Box | LevelSet:
+    """The sets of the first `k` points of `s` (a set of the same kind)."""
+    if isinstance(s, UnionOfBalls):
+        return UnionOfBalls(s.centres[:k], s.radius[:k])
+    if isinstance(s, LevelSet):
+        return LevelSet(s.density, s.x[:k], s.log_level[:k])
+    if isinstance(s, Box):
+        return Box(s.lo[:k], s.hi[:k])
+    raise TypeError(type(s))
