@@ -32,6 +32,10 @@ HARNESS = {
 }  # fmt: skip
 # The shape of a package (issue "the house"): the plan (`reproduce`) stays short and is never the biggest room.
 REPRODUCE_MAX_LINES = 250
+# The harness rooms of a package; every other module is its method (the paper's method, data and training). The method
+# is the biggest room: no harness room is as large as the largest method module.
+HARNESS_ROOMS = ("__init__.py", "__main__.py", "cli.py", "config.py", "reproduce.py", "experiments.py", "claims.py",
+                 "smoke.py")  # fmt: skip
 SHAPE_FILES = ("__init__.py", "paper.toml", "config.py", "experiments.py", "claims.py", "reproduce.py", "cli.py")
 NOT_IN_METHOD_CODE = (
     "lightning",
@@ -120,7 +124,8 @@ def _lines(path: Path) -> int:
 def shape_violations(package: Path) -> list[str]:
     """A package's source folder (`src/iclr25/<module>`) against the house shape: the files of the contract are
     there; `claims.py` defines `declared(config)`; only `claims.py` builds claims; `reproduce.py` is at most
-    REPRODUCE_MAX_LINES lines and not the package's largest module."""
+    REPRODUCE_MAX_LINES lines and not the package's largest module; no harness room is as large as the largest method
+    module."""
     own = package.name
     found = [f"{own} has no {name}" for name in SHAPE_FILES if not (package / name).is_file()]
     claims = package / "claims.py"
@@ -145,6 +150,14 @@ def shape_violations(package: Path) -> list[str]:
         largest = max(sizes, key=lambda source: (sizes[source], source.name != "reproduce.py"))
         if largest == reproduce:
             found.append(f"{own}/reproduce.py is the package's largest module ({sizes[reproduce]} lines)")
+        method = {source: n for source, n in sizes.items() if source.name not in HARNESS_ROOMS}
+        biggest = max(method, key=lambda source: (method[source], source.name), default=None)
+        found += [
+            f"{own}/{source.relative_to(package)} ({n} lines) is not smaller than the method's largest module, "
+            f"{biggest.relative_to(package)} ({method[biggest]} lines)"
+            for source, n in sorted(sizes.items())
+            if biggest is not None and source.name in HARNESS_ROOMS and n >= method[biggest]
+        ]
     return found
 
 
@@ -397,6 +410,8 @@ def test_the_checks_fail_on_a_deliberately_broken_package(tmp_path: Path, monkey
         "alpha/reproduce.py builds a Claim (claims are declared in claims.py)",
         "alpha/reproduce.py has 301 lines (at most 250: the plan only)",
         "alpha/reproduce.py is the package's largest module (301 lines)",
+        "alpha/__init__.py (3 lines) is not smaller than the method's largest module, method.py (3 lines)",
+        "alpha/reproduce.py (301 lines) is not smaller than the method's largest module, method.py (3 lines)",
     ]
     claims_pkg = tmp_path / "claims_pkg"
     _write(claims_pkg / "__init__.py", "")
