@@ -11,10 +11,8 @@ run in a worker process returns its logged rows (`"logged"`) for the parent to l
 from __future__ import annotations
 
 import functools
-import os
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,25 +67,7 @@ def run_all(
             if logger is not None:
                 logger.log(row, step=step)
 
-    with _parent_kernels():
-        return map_in_processes(fn, items, workers, desc=desc, unit="run", on_result=log_rows)
-
-
-@contextmanager
-def _parent_kernels() -> Iterator[None]:
-    """Workers compute with this process's CPU kernels: a process that kept its native kernels (a library call, a
-    test) has its workers keep theirs too (they would otherwise pick the portable ones), so the runs give the floats
-    of the sequential loop. Under a command (portable kernels, inherited by the workers) this changes nothing."""
-    from iclr25.shared.device import KERNELS_ENV, kernels_in_effect
-
-    if KERNELS_ENV in os.environ or kernels_in_effect()["mode"] != "native":
-        yield
-        return
-    os.environ[KERNELS_ENV] = "native"
-    try:
-        yield
-    finally:
-        os.environ.pop(KERNELS_ENV, None)
+    return map_in_processes(fn, items, workers, desc=desc, unit="run", on_result=log_rows)
 
 
 # --------------------------------------------------------------------------------------------- LDS runs
