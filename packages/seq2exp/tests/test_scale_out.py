@@ -43,7 +43,7 @@ def run(fabric, cfg, name, out):
 
 
 @pytest.mark.enable_socket  # gloo talks over the loopback interface
-@pytest.mark.parametrize("name", ["seq2exp-soft", "seq-signal"])
+@pytest.mark.parametrize("name", ["seq2exp-soft", "seq2exp-hard", "seq-signal"])
 def test_two_processes_equal_one_with_the_whole_batch(name: str, tmp_path: Path) -> None:
     # 21 training windows in batches of 8: the last batch (5) splits 3 + 2, so the shares' loss weights are checked
     one, _ = two_processes_equal_one(WORKER, tmp_path, TINY, name)

@@ -173,6 +173,28 @@ def test_hard_eval_ignores_masked_out_bases(batch):
     assert torch.equal(off(seq, signals, rna, blacklist)[0], off(seq2, signals, rna, blacklist)[0])
 
 
+def test_hard_pack_length_pads_each_share_as_the_whole_batch(batch):
+    """`pack_length` (set by a training loop split over processes) pads a share's packed rows to the whole batch's
+    longest kept row, so a row predicts as it does in the whole batch; a length outside [longest, L] is refused."""
+    seq, signals, rna, blacklist = batch
+    cfg = Seq2ExpConfig.hard(d=8, backbone="cnn", n_layers=2, n_rna=3, center_len=32, max_len=256)
+    torch.manual_seed(2)
+    model = Seq2Exp(cfg).eval()
+    whole, aux = model(seq, signals, rna, blacklist)
+    counts = (aux["mask"] > 0.5).sum(1)
+    short = int(counts.argmin())
+    assert counts[short] < counts.max()  # the shorter row is padded in the whole batch
+    share = (seq[short : short + 1], signals[short : short + 1], rna[short : short + 1], blacklist[short : short + 1])
+    alone = model(*share)[0]  # padded to its own longest kept row, it predicts otherwise
+    assert not torch.allclose(alone, whole[short : short + 1], atol=1e-6, rtol=0)
+    model.pack_length = lambda longest: counts.max()
+    assert torch.allclose(model(*share)[0], whole[short : short + 1], atol=1e-6, rtol=0)
+    for bad in (counts[short] - 1, torch.tensor(257)):
+        model.pack_length = lambda longest, bad=bad: bad
+        with pytest.raises(ValueError, match="pack_length gave"):
+            model(*share)
+
+
 def test_generator_off_mask_is_signal_only(tiny_config, batch):
     seq, signals, rna, blacklist = batch
     model = Seq2Exp(dataclasses.replace(tiny_config, generator_off=True)).eval()

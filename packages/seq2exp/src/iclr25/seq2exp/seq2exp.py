@@ -7,6 +7,7 @@ product), Beta(z (a1 + a2), z (b1 + b2)).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -152,6 +153,9 @@ class Seq2Exp(nn.Module):
         # one seed per batch row (set by a training loop split over processes): each row's mask is drawn from its
         # own seed, so a row's draw does not depend on which process, or which other rows, share its batch
         self.row_seeds: list[int] | None = None
+        # hard mode: maps this batch's longest kept row to the length its packed batch is padded to (set by a training
+        # loop split over processes to the longest over the whole global batch, so the padding does not depend on it)
+        self.pack_length: Callable[[torch.Tensor], torch.Tensor] | None = None
 
     def mask_distribution(
         self, e_seq: torch.Tensor, e_sig: torch.Tensor, signals: torch.Tensor
@@ -205,13 +209,19 @@ class Seq2Exp(nn.Module):
 
     def predict(self, masked: torch.Tensor, mask: torch.Tensor, center: slice) -> torch.Tensor:
         """Predictor hidden states pooled over the promoter: soft runs on the full masked sequence; hard compacts the
-        masked-in positions into a shorter sequence (zero-padded to the batch max) and pools the promoter states at
-        their shifted indices."""
+        masked-in positions into a shorter sequence (zero-padded to the batch max, or to `pack_length` of it) and pools
+        the promoter states at their shifted indices."""
         if not self.hard:
             return self.predictor(masked)[:, center].mean(1)
         keep = mask.detach() > 0.5
         counts = keep.sum(1)
-        n = int(counts.max())
+        longest = counts.max()
+        n = int(longest if self.pack_length is None else self.pack_length(longest))
+        if not int(longest) <= n <= mask.shape[1]:
+            raise ValueError(
+                f"pack_length gave {n}: it must lie between the longest kept row ({int(longest)}) and the window "
+                f"length ({mask.shape[1]})"
+            )
         order = torch.argsort((~keep).to(torch.int8), dim=1, stable=True)[:, :n]  # kept positions first, in order
         packed = torch.gather(masked, 1, order[..., None].expand(-1, -1, masked.shape[-1]))
         valid = torch.arange(n, device=mask.device)[None, :] < counts[:, None]

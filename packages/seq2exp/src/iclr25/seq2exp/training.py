@@ -191,9 +191,9 @@ def fit(
     same global batch of `batch_size` windows and trains on its own contiguous share, its loss weighted by its
     share of the batch, so the averaged gradients equal one process's on the whole batch; Seq2Exp's mask is then
     drawn per window from a seed of (seed, step, position in the batch), so a window's draw does not depend on the
-    process it lands on (a run with a Fabric therefore draws other masks than one without). Not split exactly:
-    the hard mode packs the kept bases of each (per-process) batch zero-padded to its longest row, so its padding,
-    and through the bidirectional backbone its predictions, depend on which windows share a batch. Validation runs
+    process it lands on (a run with a Fabric therefore draws other masks than one without); the hard mode pads the
+    packed kept bases of every share to the longest kept row of the whole global batch (a max over the processes),
+    as one process pads the whole batch, so its predictions do not depend on the split either. Validation runs
     whole on every process. With `checkpointer`, the model, the optimiser, the step, the epoch's permutation
     generator, the best weights so far and the history are saved every `checkpointer.every` steps and at the end;
     `resume` ("auto" or a checkpoint file) continues from one, ending with the same weights as an uninterrupted run.
@@ -205,7 +205,6 @@ def fit(
         device = fabric.device
     else:
         model.to(device)
-    rank, world = (fabric.global_rank, fabric.world_size) if fabric is not None else (0, 1)
     gen = torch.Generator().manual_seed(seed)
     if official_schedule:
         opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=1e-6)
@@ -256,7 +255,7 @@ def fit(
                 y_hat, aux = _forward(model, batch, device)
                 loss = seq2exp_loss(y_hat, batch["y"].to(device), aux, lam)
             else:
-                loss = _share_loss(model, raw, batch, device, lam, rank, world, seed, step, b * batch_size)
+                loss = _share_loss(model, raw, batch, device, lam, fabric, seed, step, b * batch_size)
             opt.zero_grad(set_to_none=True)
             if fabric is not None:
                 fabric.backward(loss)
@@ -303,8 +302,7 @@ def _share_loss(
     batch: dict[str, torch.Tensor],
     device: Any,
     lam: float,
-    rank: int,
-    world: int,
+    fabric: Any,
     seed: int,
     step: int,
     offset: int,
@@ -312,7 +310,9 @@ def _share_loss(
     """This process's share of a global batch: rows [rank c, (rank + 1) c) with c = ceil(n / world), its mean loss
     weighted by world * share / n, so that the mean of the processes' gradients is the gradient of the whole batch's
     mean loss. A process left without rows trains on the batch's first row with weight 0 (every process must take
-    part in the gradient average). Seq2Exp's masks are drawn from one seed per row (global position `offset` + i)."""
+    part in the gradient average). Seq2Exp's masks are drawn from one seed per row (global position `offset` + i),
+    and its hard mode pads every share to the longest kept row of the whole batch (a max over the processes)."""
+    rank, world = fabric.global_rank, fabric.world_size
     n = int(batch["y"].shape[0])
     c = -(-n // world)
     lo, hi = min(rank * c, n), min((rank + 1) * c, n)
@@ -324,11 +324,13 @@ def _share_loss(
             int(np.random.SeedSequence([seed, step, offset + i]).generate_state(1)[0])
             for i in range(rows.start, rows.stop)
         ]
+        # every process runs one forward per step (an empty share too), so each joins this all-reduce once
+        raw.pack_length = lambda longest: fabric.all_reduce(longest.clone(), reduce_op="max")
     try:
         y_hat, aux = _forward(model, part, device, raw)
     finally:
         if hasattr(raw, "row_seeds"):
-            raw.row_seeds = None
+            raw.row_seeds, raw.pack_length = None, None
     return seq2exp_loss(y_hat, part["y"].to(device), aux, lam) * weight
 
 
