@@ -150,36 +150,32 @@ def measure(run: Run) -> tuple[dict[str, Any], dict[str, float], dict[str, Any]]
         raise ValueError("workers > 1 runs seeds in separate processes; with --devices/checkpoints use workers=1")
     if config.workers == 1 or len(seeds) == 1:
         results = [
-            _run_seed(config, s, str(dev), figures=i == 0, logger=logger, scale=_scale_out(run, config, s))
-            for i, s in enumerate(run.progress(seeds, desc="seeds", unit="seed"))
+            _run_seed(config, s, str(dev), figures_of=seeds[0], logger=logger, scale=_scale_out(run, config, s))
+            for s in run.progress(seeds, desc="seeds", unit="seed")
         ]
     else:
-        results = _run_seeds_in_processes(config, seeds, str(dev), logger, run.progress)
+        results = _run_seeds_in_processes(config, seeds, str(dev), logger)
     per_seed = [r["row"] for r in results]
     timing = {k: sum(r["timing"][k] for r in results) for k in results[0]["timing"]}
     return _metrics(config, checks, per_seed), _throughput(config, timing), results[0]["figure_data"]
 
 
-def _run_seeds_in_processes(
-    config: Config, seeds: list[int], device: str, logger: Any, progress: Any
-) -> list[dict[str, Any]]:
-    """`_run_seed` for every seed in `config.workers` spawned processes; logs each seed's curves as it finishes."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+def _run_seeds_in_processes(config: Config, seeds: list[int], device: str, logger: Any) -> list[dict[str, Any]]:
+    """`_run_seed` for every seed in `config.workers` spawned processes of `config.threads` threads each
+    (`iclr25.shared.parallel.map_in_processes`); logs each seed's curves and metrics in seed order as it finishes."""
+    from functools import partial
 
-    context = multiprocessing.get_context("spawn")  # fork after torch has started threads can deadlock
-    with ProcessPoolExecutor(min(config.workers, len(seeds)), mp_context=context) as pool:
-        futures = [pool.submit(_run_seed, config, s, device, i == 0) for i, s in enumerate(seeds)]
-        results = []
-        try:
-            for future in progress(futures, desc="seeds", unit="seed"):
-                result = future.result()
-                _log_seed(logger, result, config)
-                results.append(result)
-        except BaseException:
-            pool.shutdown(cancel_futures=True)  # do not train the queued seeds after one has failed
-            raise
-    return results
+    from iclr25.shared.parallel import map_in_processes
+
+    return map_in_processes(
+        partial(_run_seed, config, device=device, figures_of=seeds[0]),
+        seeds,
+        config.workers,
+        threads=config.threads,
+        desc="seeds",
+        unit="seed",
+        on_result=lambda _, result: _log_seed(logger, result, config),
+    )
 
 
 def _scale_out(run: Run, config: Config, seed: int) -> dict[str, Any]:
@@ -198,13 +194,14 @@ def _run_seed(
     config: Config,
     seed: int,
     device: str,
-    figures: bool = False,
+    figures_of: int | None = None,
     logger: Any = None,
     scale: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Train and sample every model variant on seed `seed`'s data; returns the seed's metrics, timings and curves.
 
-    Everything random derives from `seed`, so the result does not depend on which process runs it. With `logger`
+    Everything random derives from `seed`, so the result does not depend on which process runs it. The figures show
+    seed `figures_of`: on it the test sequences and the first samples are returned too. With `logger`
     the training curves are logged live; otherwise they are returned for the caller to log. `scale`: the fabric
     (several processes train each model on shares of its batches; each samples the whole test set), and a
     checkpointer per model name with the resume choice.
@@ -232,6 +229,7 @@ def _run_seed(
     row["persistence_crps_per_lead"] = [float(v) for v in crps_pwm_map(pers, y_future).flatten(2).mean(-1).mean(0)]
     timing = dict.fromkeys(("train_steps", "train_s", "sample_frames", "sample_s"), 0.0)
     curves: dict[str, list[float]] = {}
+    figures = seed == figures_of
     figure_data: dict[str, Any] = {"truth": test_x[:4].cpu().numpy()} if figures else {}
     for name, r, dependent in model_variants(config):
         torch.manual_seed(seed)  # same initial weights for every model
