@@ -1,20 +1,24 @@
 """Scale-out of the training loop (Lightning Fabric): 2 CPU processes (gloo), each training on its share of the whole
 clips of every batch, equal 1 process on the whole batches; an interrupted run resumed from its checkpoint equals an
 uninterrupted one; the full preset starts with `--devices 2 --device cpu`, trains, checkpoints, logs once and
-continues with `--resume auto` to the same results; a bad flag combination is one line and exit 2."""
+continues with `--resume auto` to the same results; the models and seeds trained in worker processes (`workers=2`)
+equal the sequential runs exactly; a bad flag combination is one line and exit 2."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from iclr25.shared.fabric import Checkpointer
+from iclr25.shared.fabric import Checkpointer, ScaleOut
 from iclr25.shared.testing import InterruptAt, reproduce_full_preset, two_processes_equal_one
+from iclr25.tsc_net import reproduce
 from iclr25.tsc_net.cli import main
+from iclr25.tsc_net.config import PRESETS, Config
 from iclr25.tsc_net.data import build_clips, write_ynet
 from iclr25.tsc_net.model import TSCConfig
 from iclr25.tsc_net.training import AugmentedScenes, build_model, make_batches, rank_share, train_model
@@ -142,3 +146,43 @@ def test_bad_scale_out_flags_are_one_line_and_exit_2(tmp_path: Path, capsys) -> 
     assert main(["reproduce", "--scale", "quick", "--out", str(out), "--strategy", "fsdp", "--devices", "2"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "fsdp" in err and not out.exists()
+    # the quick preset trains its two models in 2 worker processes: with several processes per model, one at a time
+    args = ["reproduce", "--scale", "quick", "--out", str(out), "--devices", "2"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "workers=1" in err and not out.exists()
+
+
+def _untimed(value):
+    """A metrics tree without its timings (keys ending in `_s`: seconds and rates)."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if not k.endswith("_s")}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
+
+
+def test_models_and_seeds_in_worker_processes_equal_the_sequential_runs(tmp_path: Path) -> None:
+    tiny = replace(PRESETS["ci"], train_scenes=2, test_scenes=2, test_clips_per_scene=3, sim_steps=60,
+                   models=("tsc", "blind"), seeds=2, train_steps=3, d_model=16, latent=8, n_cvae=1, n_cell=2,
+                   batch_peds=4, batch_cap=8, max_test_peds=6, plot=True)  # fmt: skip
+    one = reproduce.run("ci", tmp_path / "one", config=tiny, device="cpu")
+    two = reproduce.run("ci", tmp_path / "two", config=replace(tiny, workers=2), device="cpu")
+    assert len(one.metrics["tsc"]["per_seed"]) == 2 and one.metrics["tsc"]["train"]["train_peds"] > 0
+    assert _untimed(one.metrics) == _untimed(two.metrics)
+    assert set(one.throughput) == set(two.throughput)
+    assert (tmp_path / "one" / "samples.png").read_bytes() == (tmp_path / "two" / "samples.png").read_bytes()
+    rows = [(tmp_path / f / "metrics.jsonl").read_text().splitlines() for f in ("one", "two")]
+    drop = lambda row: {k: v for k, v in json.loads(row).items() if not k.endswith("/throughput")}  # noqa: E731
+    assert len(rows[0]) == 8 and [drop(r) for r in rows[0]] == [drop(r) for r in rows[1]]  # same rows, same order
+
+
+def test_workers_are_refused_with_fabric_and_on_real_data(tmp_path: Path) -> None:
+    cfg = replace(PRESETS["ci"], train_scenes=1, test_scenes=1, workers=2)
+    with pytest.raises(ValueError, match="workers=1"):
+        reproduce.run("ci", tmp_path / "run", config=cfg, scale_out=ScaleOut(precision="64-true"))
+    with pytest.raises(ValueError, match=r"dataset=sdd.*use workers=1"):
+        Config(dataset="sdd", data_dir="data/sdd", workers=2)
+    for bad in (0, 1025, 1.5):
+        with pytest.raises(ValueError, match="workers"):
+            Config(workers=bad)

@@ -26,7 +26,7 @@ from iclr25.shared.cli import (
 )
 from iclr25.shared.run import open_run_folder
 from iclr25.shared.validate import int_at_most
-from iclr25.tsc_net.config import MAX_CLIPS, MAX_SAMPLES, MAX_SCENES, PRESETS
+from iclr25.tsc_net.config import MAX_CLIPS, MAX_SAMPLES, MAX_SCENES, PRESETS, WORKERS_AND_SCALE_OUT
 
 PROG = "iclr25-tsc-net"
 SLUG = "tsc-net"
@@ -76,10 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
 def _reproduce(args: argparse.Namespace) -> int:
     """The shared `reproduce` verb, refusing first what this package's loops do not do: sharded parameters
     (`--strategy fsdp`), and checkpoints or `--resume` on the simulated presets (only the real-data training is
-    checkpointed). Several processes (`--devices`, `--num-nodes`) and `--precision` apply to every preset."""
-    scale_out_from_args(args)  # bad --devices/--num-nodes/--strategy/--precision values, before any work
+    checkpointed). Several processes (`--devices`, `--num-nodes`) and `--precision` apply to every preset, but not
+    with `workers` > 1 (training runs in worker processes)."""
+    scale_out = scale_out_from_args(args)  # bad --devices/--num-nodes/--strategy/--precision values, before any work
     if args.strategy == "fsdp":
         raise CliError("--strategy fsdp: TSC-Net checkpoints one full state dict from rank 0; use ddp (or auto)")
+    if scale_out.wants_fabric and build_config(PRESETS[args.scale], args.config, args.overrides).workers > 1:
+        raise CliError(WORKERS_AND_SCALE_OUT)
     if args.resume not in (None, "auto"):  # a checkpoint file is checked first, whatever the preset
         from iclr25.shared.fabric import check_checkpoint
 

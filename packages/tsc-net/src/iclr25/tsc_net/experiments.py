@@ -9,13 +9,15 @@ minFDE20 overall and per scene.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from iclr25.shared.parallel import map_in_processes
 from iclr25.shared.run import is_follower
-from iclr25.tsc_net.config import Config
+from iclr25.tsc_net.config import WORKERS_AND_SCALE_OUT, Config
 from iclr25.tsc_net.workflows import arch_config, cap_clips, plot_samples
 
 CHECKPOINT_EVERY = 2000  # training steps between checkpoints of the real-data run (`--checkpoint-every` overrides it)
@@ -62,6 +64,8 @@ def measure(cfg: Config, run: Any) -> tuple[dict[str, Any], dict[str, float], li
     from iclr25.tsc_net.baselines import ConstantVelocity, geodesic_exits
     from iclr25.tsc_net.metrics import summarize
 
+    if cfg.workers > 1 and run.scale_out.wants_fabric:  # before the data work
+        raise ValueError(WORKERS_AND_SCALE_OUT)
     device = run.device  # resolving the device configures torch's threads: set ours after it
     torch.set_num_threads(max(1, cfg.threads))
     with tempfile.TemporaryDirectory() as tmp:
@@ -96,43 +100,91 @@ def _train_and_predict(
 ) -> dict[str, Any]:  # fmt: skip
     """Train every model of `cfg.models` at each seed, predict the test clips, and return its summary (one seed's
     row, or the mean over seeds); the first seed's predictions go into `samples`, its speeds into `throughput`.
-    With `checkpoints` every training run saves into the run folder and continues on `--resume auto`."""
-    import torch
+    With `checkpoints` every training run saves into the run folder and continues on `--resume auto`. With
+    `cfg.workers` > 1 the runs (independent: each seeded by its own seed alone) train in spawned processes
+    (`iclr25.shared.parallel.map_in_processes`), their logged rows and results taken in the sequential order."""
+    jobs = [(kind, s) for kind in cfg.models for s in range(cfg.seeds)]
+    runs: dict[str, list[dict[str, Any]]] = {kind: [] for kind in cfg.models}
 
-    from iclr25.tsc_net.training import AugmentedScenes, build_model, predict_clips, train_model
+    def logger(kind: str, s: int):
+        return lambda row, step: run.logger.log({f"{kind}/seed{s}/{n}": v for n, v in row.items()}, step)
 
-    arch = arch_config(cfg)
-    train_scenes = AugmentedScenes(train_masks, arch.n_classes, arch.map_scale, cfg.augment)
-    test_scenes = AugmentedScenes(test_masks, arch.n_classes, arch.map_scale, False)
-    metrics: dict[str, Any] = {}
-    for kind in cfg.models:
-        runs = []
-        for s in range(cfg.seeds):
-            seed = run.seed + s
-            torch.manual_seed(seed)
-            model = build_model(kind, arch)
-            log = lambda d, step, k=kind, s=s: run.logger.log({f"{k}/seed{s}/{n}": v for n, v in d.items()}, step)  # noqa: E731
+    def finished(index: int, fitted: tuple) -> None:
+        kind, s = jobs[index]
+        info, traj, goals, secs = fitted[:4]
+        row = ev(traj, goals)
+        row["train"] = {k: info[k] for k in ("train_s", "train_peds", "train_peds_per_s", "total") if k in info}
+        row["predict_s"] = secs
+        runs[kind].append(row)
+        if s == 0:
+            samples[kind] = traj
+            throughput[f"{kind}_train_peds_per_s"] = info["train_peds_per_s"]
+            throughput[f"{kind}_predict_peds_per_s"] = len(test) / max(secs, 1e-9)
+
+    if cfg.workers > 1:  # the simulated presets only (Config refuses workers > 1 on real data, which checkpoints)
+
+        def logged(index: int, fitted: tuple) -> None:
+            for step, row in fitted[4]:
+                logger(*jobs[index])(row, step)
+            finished(index, fitted)
+
+        items = [(kind, run.seed + s, cfg, train, test, train_masks, test_masks, device) for kind, s in jobs]
+        map_in_processes(
+            fit_in_worker, items, cfg.workers, threads=cfg.threads, desc="train", unit="model", on_result=logged
+        )
+    else:
+        scenes = augmented_scenes(cfg, train_masks, test_masks)
+        for index, (kind, s) in enumerate(jobs):
             if checkpoints:  # several processes, a precision, checkpoints every CHECKPOINT_EVERY steps, resume
                 options = run.training_options(f"{kind}-seed{s}", CHECKPOINT_EVERY)
             else:  # several processes and a precision only: the simulated presets are not checkpointed
                 options = {"fabric": run.fabric} if run.scale_out.wants_fabric else {}
-            info = train_model(
-                model, train, train_scenes, cfg.train_steps, cfg.lr, seed, cfg.batch_peds, cfg.batch_cap,
-                progress=lambda it, k=kind: run.progress(it, desc=f"train {k}", unit="step"), log=log,
-                device=device, **options,
-            )  # fmt: skip
-            here = options["fabric"].device if "fabric" in options else device  # this process's device
-            traj, goals, secs = predict_clips(model, test, test_scenes, cfg.n_cvae, cfg.n_cell, seed, device=here)
-            row = ev(traj, goals)
-            row["train"] = {k: info[k] for k in ("train_s", "train_peds", "train_peds_per_s", "total") if k in info}
-            row["predict_s"] = secs
-            runs.append(row)
-            if s == 0:
-                samples[kind] = traj
-                throughput[f"{kind}_train_peds_per_s"] = info["train_peds_per_s"]
-                throughput[f"{kind}_predict_peds_per_s"] = len(test) / max(secs, 1e-9)
-        metrics[kind] = runs[0] if cfg.seeds == 1 else _mean_runs(runs)
-    return metrics
+            progress = lambda it, k=kind: run.progress(it, desc=f"train {k}", unit="step")  # noqa: E731
+            fitted = fit(kind, run.seed + s, cfg, train, test, *scenes, device, logger(kind, s), progress, options)
+            finished(index, fitted)
+    return {kind: rows[0] if cfg.seeds == 1 else _mean_runs(rows) for kind, rows in runs.items()}
+
+
+def augmented_scenes(cfg: Config, train_masks: list[np.ndarray], test_masks: list[np.ndarray]) -> tuple[Any, Any]:
+    """The `AugmentedScenes` of the training maps (x 8 when `cfg.augment`) and of the test maps (as they are)."""
+    from iclr25.tsc_net.training import AugmentedScenes
+
+    arch = arch_config(cfg)
+    return (
+        AugmentedScenes(train_masks, arch.n_classes, arch.map_scale, cfg.augment),
+        AugmentedScenes(test_masks, arch.n_classes, arch.map_scale, False),
+    )
+
+
+def fit(
+    kind: str, seed: int, cfg: Config, train, test, train_scenes, test_scenes, device: str,
+    log: Callable | None = None, progress: Callable | None = None, options: dict[str, Any] | None = None,
+) -> tuple[dict[str, float], np.ndarray, np.ndarray, float]:  # fmt: skip
+    """Train model `kind` of `cfg` from `seed` on `train` (`options`: `fabric`, `checkpointer`, `resume`), then
+    sample best-of-K for `test`: (training info, trajectories, goals, prediction seconds)."""
+    import torch
+
+    from iclr25.tsc_net.training import build_model, predict_clips, train_model
+
+    options = options or {}
+    torch.manual_seed(seed)
+    model = build_model(kind, arch_config(cfg))
+    info = train_model(
+        model, train, train_scenes, cfg.train_steps, cfg.lr, seed, cfg.batch_peds, cfg.batch_cap,
+        progress=progress, log=log, device=device, **options,
+    )  # fmt: skip
+    here = options["fabric"].device if "fabric" in options else device  # this process's device
+    return (info, *predict_clips(model, test, test_scenes, cfg.n_cvae, cfg.n_cell, seed, device=here))
+
+
+def fit_in_worker(job: tuple) -> tuple:
+    """`fit` in a worker process, `job` = (kind, seed, cfg, train, test, train_masks, test_masks, device): its scenes
+    built here, its logged rows appended to the result as [(step, row)] for the parent to log."""
+    kind, seed, cfg, train, test, train_masks, test_masks, device = job
+    rows: list[tuple[int, dict[str, float]]] = []
+    scenes = augmented_scenes(cfg, train_masks, test_masks)
+    fitted = fit(kind, seed, cfg, train, test, *scenes, device, log=lambda row, step: rows.append((step, row)))
+    return (*fitted, rows)
 
 
 def _mean_runs(runs: list[dict]) -> dict:
