@@ -141,3 +141,43 @@ def test_committed_claims_are_the_declared_claims():
     report = Report.read(RESULTS / "quick")
     cfg = config_of(PRESETS, report.scale, report.config)
     assert differences(report.claims, evaluate(declared(cfg), report.metrics, cfg)) == []
+
+
+class _Rows:
+    """A logger that keeps what it is given."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[dict, int]] = []
+
+    def log(self, row: dict, step: int) -> None:
+        self.rows.append((row, step))
+
+
+def _timeless(value):
+    """`value` as JSON without its timings (frames per second, the intrinsic bonus's share of the time)."""
+
+    def strip(v):
+        if isinstance(v, dict):
+            return {k: strip(x) for k, x in v.items() if k.rsplit("/", 1)[-1] not in ("fps", "intrinsic_fraction")}
+        return [strip(x) for x in v] if isinstance(v, list | tuple) else v
+
+    # arrays (visit counts) as lists; NaN (no episode ended yet) compares equal as text
+    return json.dumps(strip(value), sort_keys=True, default=lambda a: a.tolist())
+
+
+@pytest.mark.slow
+def test_ppo_runs_in_processes_give_the_same_numbers_and_log_the_same_curves():
+    from iclr25.etd_exploration.experiments import _ppo_runs
+
+    tiny = replace(
+        PRESETS["quick"], ppo_methods=("etd", "none"), ppo_seeds=2, ppo_envs=2, ppo_steps=32, ppo_batch=32, ppo_epochs=1
+    )
+    runs, logged = {}, {}
+    for workers in (1, 2):
+        log = _Rows()
+        runs[workers] = _ppo_runs(replace(tiny, workers=workers), "MiniGrid-Empty-5x5-v0", 128, 0.0, 0, "cpu", log)
+        logged[workers] = log.rows
+    assert [len(r) for r in runs[2].values()] == [2, 2] and len(logged[2]) == 8  # 4 runs x 2 rollouts
+    assert runs[2]["etd"][0]["curve"] != runs[2]["etd"][1]["curve"]  # the seeds differ
+    assert _timeless(runs[2]) == _timeless(runs[1])
+    assert _timeless(logged[2]) == _timeless(logged[1])  # the workers' curves, logged here in run order

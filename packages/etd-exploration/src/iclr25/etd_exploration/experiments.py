@@ -55,9 +55,13 @@ def _one_ppo_run(pcfg: Any, device: str, log: Any = None, threads: int = 1) -> d
 def _ppo_runs(
     cfg: Config, env_id: str, frames: int, ext_coef: float, seed: int, device: str, log: Any, noise: float = 0.0
 ) -> dict:
-    """Every (method, seed) run of a preset; with `cfg.workers > 1` the runs go to that many processes (each run is
-    seeded by its own config, so the results do not depend on the number of workers)."""
+    """Every (method, seed) run of a preset; with `cfg.workers > 1` the runs go to that many processes of
+    `cfg.threads` threads (`iclr25.shared.parallel.map_in_processes`; each run is seeded by its own config, so the
+    results do not depend on the number of workers) and their curves are logged here in run order as they finish."""
+    from functools import partial
+
     from iclr25.etd_exploration.ppo import PPOConfig
+    from iclr25.shared.parallel import map_in_processes
 
     jobs = [
         (
@@ -79,19 +83,20 @@ def _ppo_runs(
         for method in cfg.ppo_methods
         for s in range(cfg.ppo_seeds)
     ]
-    if cfg.workers > 1:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
+    live = cfg.workers == 1  # in this process `train` logs each curve as it goes; workers cannot reach the logger
 
-        with ProcessPoolExecutor(cfg.workers, mp_context=mp.get_context("spawn")) as pool:
-            futures = [pool.submit(_one_ppo_run, pcfg, device, None, cfg.threads) for _, pcfg in jobs]
-            results = [f.result() for f in futures]
-        if log is not None:  # the workers cannot reach the logger: log their curves here
-            for (method, _), res in zip(jobs, results, strict=True):
-                for row in res["curve"]:
-                    log.log({f"{method}/{k}": v for k, v in row.items()}, step=row["frames"])
-    else:
-        results = [_one_ppo_run(pcfg, device, log, cfg.threads) for _, pcfg in jobs]
+    def log_curve(index: int, res: dict[str, Any]) -> None:
+        for row in res["curve"]:
+            log.log({f"{jobs[index][0]}/{k}": v for k, v in row.items()}, step=row["frames"])
+
+    results = map_in_processes(
+        partial(_one_ppo_run, device=device, log=log if live else None, threads=cfg.threads),
+        [pcfg for _, pcfg in jobs],
+        cfg.workers,
+        threads=cfg.threads,
+        desc="PPO runs",
+        on_result=None if live or log is None else log_curve,
+    )
     runs: dict[str, list[dict]] = {}
     for (method, _), res in zip(jobs, results, strict=True):
         runs.setdefault(method, []).append(res)
