@@ -9,12 +9,15 @@ import numpy as np
 from iclr25.influence_selection.config import PRESETS
 from iclr25.influence_selection.fi import fi_util
 from iclr25.influence_selection.training import features, head_model, image_active_learning, make_cnn, train_cnn
+from iclr25.shared.fabric import ScaleOut
 from iclr25.shared.progress import Progress
 
 
 class _Run:
     device = "cpu"
     seed = 0
+    logger = None
+    scale_out = ScaleOut()
 
     def progress(self, *a, **k):
         return Progress(*a, quiet=True, **k)

@@ -34,7 +34,7 @@ def _parser():
     parser.epilog = EPILOG
     sub = parser.add_subparsers(dest="command", required=True, metavar="{reproduce,trim,active}")
     rep = sub.add_parser("reproduce", help="run a preset and print its claims table")
-    add_run_args(rep, scales=("ci", "quick", "full"), presets=PRESETS)
+    add_run_args(rep, scales=("ci", "quick", "full"), presets=PRESETS, scale_out=True)
     for name, helptext in (("trim", "remove the b most harmful training points and retrain"), ("active", "")):
         p = sub.add_parser(name, help=helptext or "pool-based active learning on your data")
         p.add_argument("--data", required=True, help="meta.json, a folder of .npy arrays, 'digits' or 'gaussians'")

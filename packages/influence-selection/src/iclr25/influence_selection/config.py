@@ -99,6 +99,8 @@ class Config(Validated):
     image_acquire: Annotated[int, AtLeast(1), AtMost(MAX_POINTS)] = 30
     image_epochs: Annotated[int, AtLeast(1), AtMost(MAX_EPOCHS)] = 50
     image_dir: Text = ""  # folder with MNIST IDX files; without it, digits upsampled to 28x28
+    # CNN checkpoints every N steps (0: none unless --checkpoint-every or --resume); a finished training keeps one
+    image_checkpoint_every: Annotated[int, AtLeast(0), AtMost(MAX_STEPS)] = 0
     # gates (spec 6a): thresholds live here and in claims.py only
     gap_pp: NonNegativeFloat = 0.3  # mean(FI) - mean(IV) at b = 20, percentage points
     win_fraction: ClosedProbability = 0.6  # FI > IV in >= 18 of 30 seeds

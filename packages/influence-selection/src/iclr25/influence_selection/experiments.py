@@ -18,6 +18,24 @@ if TYPE_CHECKING:
     from iclr25.shared.run import Run
 
 
+def check_scale_out(config: Config, scale_out: Any) -> None:
+    """Refuse, before any work, scale-out flags that no loop of `config` would apply: only the CNN of the image
+    active learning (the full preset, `image_runs` > 0) trains on Fabric and checkpoints; sharded parameters
+    (`--strategy fsdp`) are refused, as checkpoints hold one full state dict from rank 0."""
+    if scale_out is None:
+        return
+    if scale_out.strategy == "fsdp":
+        raise ValueError(
+            "--strategy fsdp: the CNN's checkpoints hold one full state dict from rank 0; use ddp (or auto)"
+        )
+    asked = scale_out.wants_fabric or scale_out.checkpoint_every or scale_out.resume or scale_out.strategy != "auto"
+    if asked and not config.image_runs:
+        raise ValueError(
+            "--devices, --num-nodes, --strategy, --precision, --checkpoint-every and --resume apply to the CNN of the "
+            "image active learning (--scale full, image_runs >= 1); this preset trains no network"
+        )
+
+
 def _acc(model: Any, X: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(model.predict(X) == y))
 

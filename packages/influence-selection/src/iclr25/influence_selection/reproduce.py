@@ -10,10 +10,10 @@ from typing import Any
 
 from iclr25.influence_selection.claims import declared
 from iclr25.influence_selection.config import PRESETS, Config
-from iclr25.influence_selection.experiments import measure
+from iclr25.influence_selection.experiments import check_scale_out, measure
 from iclr25.shared.claims import evaluate
 from iclr25.shared.results import Report
-from iclr25.shared.run import Run, reproduction
+from iclr25.shared.run import Run, is_follower, reproduction, resolve_preset
 
 SLUG = "influence-selection"
 
@@ -54,8 +54,8 @@ def plot(m: dict[str, Any], config: Config, folder: Any) -> list[str]:
     return names
 
 
-@reproduction(SLUG, PRESETS)
-def run(run: Run) -> Report:
+@reproduction(SLUG, PRESETS, precision=True)
+def _reproduce(run: Run) -> Report:
     """Run the `scale` preset (or `config`), write results.json + report.md into the run folder, return the report."""
     from iclr25.influence_selection.threads import one_thread
 
@@ -64,7 +64,7 @@ def run(run: Run) -> Report:
     with one_thread():
         metrics = measure(run.config, run)
     cfg = run.config
-    figures = plot(metrics, cfg, run.dir) if cfg.figures else []
+    figures = plot(metrics, cfg, run.dir) if cfg.figures and not is_follower() else []
     throughput = {k: round(float(v), 1) for k, v in metrics["speed"].items()}
     notes = (
         "Accuracies in %, AUC = normalised area under the accuracy-per-round curve. Single-threaded BLAS "
@@ -74,3 +74,13 @@ def run(run: Run) -> Report:
     return run.report(
         evaluate(declared(cfg), metrics, cfg), metrics, throughput=throughput, figures=figures, notes=notes
     )
+
+
+def run(
+    scale: str = "quick", out: Any = None, *, config: Config | None = None, scale_out: Any = None, **options
+) -> Report:
+    """Run the `scale` preset (or `config`), write results.json + report.md into the run folder, return the report.
+    `options`: seed, device, wandb, overwrite (see `iclr25.shared.run.reproduction`); `scale_out`: the Fabric flags
+    of the CNN retraining, refused before the run folder is made where the preset trains no CNN."""
+    check_scale_out(resolve_preset(PRESETS, scale, config), scale_out)
+    return _reproduce(scale, out, config=config, scale_out=scale_out, **options)

@@ -5,22 +5,48 @@ Each round the whole network is retrained from scratch on the labelled set (Adam
 theta = the last layer and x = the 256 penultimate features (the paper's image setting), i.e. the closed-form
 multinomial-LR derivatives on the features; H gets an L2 term `head_l2` so that it is invertible (p > n; ours).
 BALD uses 20 MC-dropout passes; IV regresses the labelled points' last-layer IV on the features with a tree.
+
+Scale-out (`iclr25.shared.fabric`, passed in duck-typed): with a `fabric`, every process draws the same permutation
+and trains on its contiguous share of each batch, its loss weighted by the share's size, and the dropout masks are
+drawn for the whole batch on every process (`BatchDropout`), so several processes take the steps of one; with a
+`checkpointer`, the network, Adam, the step and the permutation generator's state are saved every
+`checkpointer.every` steps, and `resume` continues exactly, mid-epoch too.
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+from torch import nn
 
 HEAD_L2 = 1e-2  # L2 on the last layer inside H (ours: the paper's H must be invertible, p = 2570 > n)
+LR, BATCH = 1e-3, 64  # Adam's learning rate and the batch (Table 5)
 
 
-def make_cnn(n_classes: int = 10) -> Any:
+class BatchDropout(nn.Module):
+    """Dropout whose mask is drawn for the whole batch of `rows = (start, stop, size)`, of which the input holds rows
+    start..stop: processes with the same RNG state keep the masks one process would draw for their rows (and their
+    RNGs stay equal). Without `rows` (or in eval mode) it is plain inverted dropout."""
+
+    def __init__(self, p: float) -> None:
+        super().__init__()
+        self.p = p
+        self.rows: tuple[int, int, int] | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0:
+            return x
+        start, stop, size = self.rows or (0, len(x), len(x))
+        keep = torch.empty((size, *x.shape[1:]), dtype=x.dtype, device=x.device).bernoulli_(1 - self.p)
+        return x * keep[start:stop] / (1 - self.p)
+
+
+def make_cnn(n_classes: int = 10) -> nn.Sequential:
     """The paper's MNIST CNN (Table 6)."""
-    import torch.nn as nn
-
     return nn.Sequential(
         nn.Conv2d(1, 32, 3),
         nn.ReLU(),
@@ -36,37 +62,122 @@ def make_cnn(n_classes: int = 10) -> Any:
     )
 
 
-def train_cnn(X: np.ndarray, y: np.ndarray, *, epochs: int, device: str, seed: int, n_classes: int = 10) -> Any:
-    """Train a fresh CNN on (X (n, 28, 28), y) with Adam (lr 1e-3, batch 64)."""
-    import torch
+def batch_share(size: int, rank: int, world: int) -> tuple[int, int]:
+    """Rows [start, stop) of process `rank` when a batch of `size` is split contiguously over `world` processes (the
+    first `size % world` get one more)."""
+    base, extra = divmod(size, world)
+    start = rank * base + min(rank, extra)
+    return start, start + base + (rank < extra)
 
+
+def train_cnn(
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    epochs: int,
+    device: str,
+    seed: int,
+    n_classes: int = 10,
+    batch_size: int = BATCH,
+    fabric: Any = None,
+    checkpointer: Any = None,
+    resume: str | None = None,
+    logger: Any = None,
+    prefix: str = "",
+) -> nn.Sequential:
+    """Train a fresh CNN on (X (n, 28, 28), y) with Adam (lr 1e-3, batch 64); returns it, in eval mode.
+
+    `fabric` (several processes, or a `--precision`): the same permutation on every process, each trains on its
+    share of each batch with its summed loss times processes / batch, so DDP's mean gradient is the whole batch's;
+    the dropout layers become `BatchDropout` (the whole batch's masks). `checkpointer`: model, Adam, step and the
+    permutation generator's state (at the epoch's start) every `checkpointer.every` steps, and at the end the
+    network alone; `resume` ("auto" or a file) continues from one exactly, a finished training is loaded, not run.
+    `logger` (`.log(row, step)`) gets the epoch's mean loss, lr, samples/s and epoch behind `prefix`.
+    """
+    from iclr25.shared.logging import training_row
+
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    rank, world = (fabric.global_rank, fabric.world_size) if fabric is not None else (0, 1)
+    device = fabric.device if fabric is not None else device
     torch.manual_seed(seed)
     net = make_cnn(n_classes).to(device)
-    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    opt = torch.optim.Adam(net.parameters(), lr=LR)
+    model, optimizer, drops = net, opt, []
+    if fabric is not None:
+        for i, layer in enumerate(net):
+            if isinstance(layer, nn.Dropout):
+                net[i] = BatchDropout(layer.p)
+                drops.append(net[i])
+        model, optimizer = fabric.setup(net, opt)
     Xt = torch.as_tensor(X, dtype=torch.float32, device=device)[:, None]
     yt = torch.as_tensor(y, dtype=torch.long, device=device)
+    n = len(yt)
+    per_epoch = -(-n // batch_size)
     gen = torch.Generator().manual_seed(seed)
+    state: dict[str, Any] = {"model": model, "optimizer": optimizer, "step": 0, "data_rng": gen.get_state()}
+    if checkpointer is not None:
+        _resume(checkpointer, resume, state, epochs * per_epoch, fabric)
+    gen.set_state(state["data_rng"])
+    first = state["step"]
     net.train()
-    for _ in range(epochs):
-        perm = torch.randperm(len(yt), generator=gen).to(device)
-        for s in range(0, len(yt), 64):
-            idx = perm[s : s + 64]
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(net(Xt[idx]), yt[idx]).backward()
-            opt.step()
+    for epoch in range(first // per_epoch, epochs):
+        epoch_rng = gen.get_state()
+        perm = torch.randperm(n, generator=gen).to(device)
+        t0, seen, loss_sum = time.perf_counter(), 0, torch.zeros((), device=device)
+        for s in range(state["step"] % per_epoch * batch_size, n, batch_size):
+            idx = perm[s : s + batch_size]
+            optimizer.zero_grad()
+            if fabric is None:
+                loss = torch.nn.functional.cross_entropy(net(Xt[idx]), yt[idx])
+                loss.backward()
+                loss_sum += loss.detach() * len(idx)
+            else:
+                start, stop = batch_share(len(idx), rank, world)
+                for layer in drops:
+                    layer.rows = (start, stop, len(idx))
+                mine = idx[start:stop]
+                ce = torch.nn.functional.cross_entropy(model(Xt[mine]), yt[mine], reduction="sum")
+                fabric.backward(ce * world / len(idx))  # the processes' mean gradient is the whole batch's
+                loss_sum += ce.detach()
+            optimizer.step()
+            seen += len(idx)
+            state["step"] += 1
+            state["data_rng"] = gen.get_state() if s + batch_size >= n else epoch_rng
+            if checkpointer is not None and state["step"] < epochs * per_epoch:
+                checkpointer.maybe_save(state, fabric)
+        if logger is not None:
+            total = fabric.all_reduce(loss_sum, reduce_op="sum") if world > 1 else loss_sum
+            speed = seen / max(time.perf_counter() - t0, 1e-9)
+            logger.log(training_row(float(total) / seen, lr=LR, throughput=speed, epoch=epoch + 1, prefix=prefix),
+                       step=state["step"])  # fmt: skip
+    if checkpointer is not None and first < epochs * per_epoch:
+        checkpointer.save({k: v for k, v in state.items() if k != "optimizer"}, fabric)
+    for layer in drops:
+        layer.rows = None
     net.eval()
     return net
 
 
-def features(net: Any, X: np.ndarray, device: str, batch: int = 1024) -> np.ndarray:
-    """Penultimate (256-d, post-ReLU) features, dropout off."""
-    import torch
+def _resume(checkpointer: Any, resume: str | None, state: dict[str, Any], steps: int, fabric: Any) -> None:
+    """Load `resume` into `state`; the checkpoint of a finished training (step `steps`) holds no Adam state."""
+    if resume is None:
+        return
+    path = (checkpointer.checkpoints() or [None])[-1] if str(resume) == "auto" else Path(resume)
+    finished = path is not None and path.name == f"step-{steps}.ckpt"
+    part = {k: v for k, v in state.items() if not (finished and k == "optimizer")}
+    checkpointer.resume(resume, part, fabric)
+    state.update(part)
 
+
+def features(net: Any, X: np.ndarray, device: str, batch: int = 1024) -> np.ndarray:
+    """Penultimate (256-d, post-ReLU) features, dropout off (inputs in the weights' dtype)."""
     body = net[:-2]  # everything up to the last Dropout + Linear
+    dtype = next(net.parameters()).dtype  # float32 unless a --precision changed the weights
     out = []
     with torch.no_grad():
         for s in range(0, len(X), batch):
-            xb = torch.as_tensor(X[s : s + batch], dtype=torch.float32, device=device)[:, None]
+            xb = torch.as_tensor(X[s : s + batch], dtype=dtype, device=device)[:, None]
             out.append(body(xb).double().cpu().numpy())
     return np.concatenate(out)
 
@@ -85,23 +196,20 @@ def head_model(net: Any, n_classes: int = 10, l2: float = HEAD_L2) -> Any:
 
 
 def mc_dropout_proba(net: Any, X: np.ndarray, device: str) -> np.ndarray:
-    """One forward pass with dropout on: (m, K) probabilities."""
-    import torch
-
+    """One forward pass with dropout on: (m, K) float32 probabilities (inputs in the weights' dtype)."""
+    dtype = next(net.parameters()).dtype
     net.train()
     with torch.no_grad():
         out = []
         for s in range(0, len(X), 1024):
-            xb = torch.as_tensor(X[s : s + 1024], dtype=torch.float32, device=device)[:, None]
-            out.append(torch.softmax(net(xb), -1).cpu().numpy())
+            xb = torch.as_tensor(X[s : s + 1024], dtype=dtype, device=device)[:, None]
+            out.append(torch.softmax(net(xb), -1).float().cpu().numpy())
     net.eval()
     return np.concatenate(out)
 
 
 def load_image_data(config: Any, seed: int) -> tuple[dict[str, np.ndarray], str]:
     """MNIST from IDX files in config.image_dir, else scikit-learn digits upsampled to 28x28 (pixels in [0, 1])."""
-    from pathlib import Path
-
     from iclr25.influence_selection.data import load_idx, split_al, upsample_digits
 
     n_val = 300
@@ -129,14 +237,28 @@ def load_image_data(config: Any, seed: int) -> tuple[dict[str, np.ndarray], str]
     return dict(sp.__dict__), "digits upsampled to 28x28"
 
 
+def _checkpoints(run: Any, config: Any, name: str) -> dict[str, Any]:
+    """`train_cnn`'s checkpointer (in `checkpoints/<name>`, the newest kept) and resume, when an interval
+    (`image_checkpoint_every`, `--checkpoint-every`) or `--resume` was asked for; nothing otherwise."""
+    if not (config.image_checkpoint_every or run.scale_out.checkpoint_every or run.scale_out.resume):
+        return {}
+    checkpointer = run.checkpointer(config.image_checkpoint_every, keep=1, name=name)
+    return {"checkpointer": checkpointer, "resume": run.scale_out.resume}
+
+
 def image_active_learning(config: Any, run: Any) -> dict[str, Any]:
-    """Table 5-style active learning with the CNN; returns mean curves, AUCs and scoring times per strategy."""
+    """Table 5-style active learning with the CNN; returns mean curves, AUCs and scoring times per strategy.
+
+    Every training runs on `run.fabric` when several processes or a precision were asked for (each process then
+    scores the pool itself, with the same network), logs its epochs as `image/r<run>/<strategy>/...` and checkpoints
+    as `_checkpoints` says."""
     from iclr25.influence_selection import baselines as bl
     from iclr25.influence_selection.approx import subsample_rank_forest
     from iclr25.influence_selection.fi import fi_active
     from iclr25.influence_selection.selection import curve_auc
 
-    device = run.device
+    scaled = {"fabric": run.fabric} if run.scale_out.wants_fabric else {}
+    device = str(scaled["fabric"].device) if scaled else run.device
     results: dict[str, Any] = {"strategies": list(config.image_strategies)}
     per: dict[str, list[dict[str, Any]]] = {s: [] for s in config.image_strategies}
     data_name = ""
@@ -150,7 +272,11 @@ def image_active_learning(config: Any, run: Any) -> dict[str, Any]:
                 left = np.arange(len(d["X_pool"]))
                 curve, score_s = [], 0.0
                 for rnd in range(config.image_rounds + 1):
-                    net = train_cnn(X_lab, y_lab, epochs=config.image_epochs, device=device, seed=1000 * r + rnd)
+                    net = train_cnn(
+                        X_lab, y_lab, epochs=config.image_epochs, device=device, seed=1000 * r + rnd,
+                        logger=run.logger, prefix=f"image/r{r}/{name}/",
+                        **scaled, **_checkpoints(run, config, f"r{r}-{name}-round{rnd}"),
+                    )  # fmt: skip
                     Fte = features(net, d["X_test"], device)
                     head = head_model(net)
                     curve.append(float(np.mean(head.predict(Fte) == d["y_test"])))
