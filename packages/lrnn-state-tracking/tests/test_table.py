@@ -79,6 +79,30 @@ def test_run_study_records_per_seed_values(monkeypatch):
         studies.run_study("nope")
 
 
+@pytest.mark.slow
+def test_a_study_in_processes_gives_the_numbers_of_one_process(monkeypatch, tmp_path):
+    """jobs=2 trains the runs in two spawned processes: each run's value and details are those of jobs=1 (the
+    workers get the run configs, so a study they cannot import by name, as here, runs too)."""
+    from dataclasses import replace
+
+    from iclr25.lrnn_state_tracking.config import WordConfig
+
+    tiny = TrainConfig(task="parity", model="figure1", d_model=4, n_layers=1, steps=2, batch_size=4, warmup=0)
+    word = WordConfig(d_model=16, n_heads=2, train_len=8, test_len=16, steps=3, batch_size=8, eval_n=16)
+    runs = [("a", tiny), ("b", replace(tiny, eig_range="[0,1]")), ("w", word)]
+    monkeypatch.setitem(studies.STUDIES, "tiny", {"what": "tiny", "runs": runs, "seeds": (0, 1), "eval_n": 8})
+    one, two = (studies.run_study("tiny", jobs=jobs) for jobs in (1, 2))
+    for record in (one, two):
+        for cell in record["cells"]:
+            for detail in cell["per_seed"]:
+                detail.pop("cpu_s")
+    assert [c["label"] for c in two["cells"]] == ["a", "b", "w"] and two["cells"][2]["metric"] == "seq_acc_2x_train_len"
+    assert two["cells"][0]["per_seed"][0] != two["cells"][0]["per_seed"][1]  # the seeds differ
+    assert two["cells"] == one["cells"]
+    with pytest.raises(ValueError, match="--jobs must be >= 1"):
+        studies.main(["tiny", "--out", str(tmp_path / "study"), "--jobs", "0"])
+
+
 def test_study_claims_margins():
     def cell(r, values, label=None):
         return {"label": label or r, "eig_range": r, "model": "deltanet", "seeds": [1, 2], "values": values}

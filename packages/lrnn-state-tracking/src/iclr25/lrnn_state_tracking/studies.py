@@ -80,16 +80,15 @@ STUDIES: dict[str, dict[str, Any]] = {
 }
 
 
-def _one(name: str, index: int, seed: int, device: str) -> tuple[float, dict[str, Any]]:
-    """Train and evaluate run `index` of study `name` with `seed`: (headline value, details)."""
+def _one(cfg: TrainConfig | WordConfig, eval_n: int | None, device: str) -> tuple[float, dict[str, Any]]:
+    """Train and evaluate one run of a study (`cfg` with its seed; a `TrainConfig` is scored on `eval_n` test
+    sequences, a `WordConfig` by its own evaluation): (headline value, details)."""
     import torch
 
     from iclr25.lrnn_state_tracking.training import evaluate, train
     from iclr25.lrnn_state_tracking.words import evaluate_words, train_words
 
     torch.set_num_threads(1)
-    spec = STUDIES[name]
-    cfg = replace(spec["runs"][index][1], seed=seed)
     cpu0 = time.process_time()
     if isinstance(cfg, WordConfig):
         ev = evaluate_words(train_words(cfg, device), device)
@@ -101,29 +100,28 @@ def _one(name: str, index: int, seed: int, device: str) -> tuple[float, dict[str
         model = train(cfg, device).model
         lengths = (39, 255) if cfg.task == "mod" else (40, 256)
         kw = {"batch_size": 128, "device": device, "mult": cfg.mult}  # Mamba's scan state is (B, T, E, N): keep B small
-        value = evaluate(model, cfg.task, spec["eval_n"], lengths, **kw)["scaled_accuracy"]
+        value = evaluate(model, cfg.task, eval_n, lengths, **kw)["scaled_accuracy"]
         at_train = evaluate(model, cfg.task, 512, (3, 40), seed=54_321, **kw)
         details = {"train_lengths_scaled_accuracy": round(at_train["scaled_accuracy"], 4)}
     return value, details | {"cpu_s": round(time.process_time() - cpu0, 1)}
 
 
 def run_study(name: str, seeds: tuple[int, ...] | None = None, device: str = "cpu", jobs: int = 1) -> dict[str, Any]:
-    """Train every run of study `name` for each seed (`jobs` processes); returns the record with per-seed values."""
+    """Train every run of study `name` for each seed (in `jobs` spawned processes of one thread each, through
+    `iclr25.shared.parallel.map_in_processes`, with the numbers of one process); returns the per-seed record."""
+    from functools import partial
+
+    from iclr25.shared.parallel import map_in_processes
+
     if name not in STUDIES:
         raise ValueError(f"study must be one of {', '.join(STUDIES)}; got {name!r}")
     spec = STUDIES[name]
     seeds = tuple(spec["seeds"] if seeds is None else seeds)
     work = [(i, s) for i in range(len(spec["runs"])) for s in seeds]
     wall0 = time.perf_counter()
-    if jobs > 1:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as pool:
-            futures = [pool.submit(_one, name, i, s, device) for i, s in work]
-            results = [f.result() for f in futures]
-    else:
-        results = [_one(name, i, s, device) for i, s in work]
+    configs = [replace(spec["runs"][i][1], seed=s) for i, s in work]
+    one = partial(_one, eval_n=spec.get("eval_n"), device=device)
+    results = map_in_processes(one, configs, jobs, threads=1, desc=f"study {name}", unit="run")
     done = dict(zip(work, results, strict=True))
     cells = []
     for i, (label, base) in enumerate(spec["runs"]):
@@ -234,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         "--overwrite", action="store_true", help="replace an earlier study's run folder --out (a user's files stay)"
     )
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1 (1: in this process), got {args.jobs}")
     seeds = tuple(int(s) for s in args.seeds.split(",")) if args.seeds else None
     check_run_folder(args.out, args.overwrite)  # before the study: a new folder, or an earlier study's
     record = run_study(args.name, seeds, jobs=args.jobs)
