@@ -30,6 +30,24 @@ def test_tiny_bench_writes_curves(tmp_path):
     assert (tmp_path / "curves.png").stat().st_size > 1000
 
 
+@pytest.mark.slow
+def test_runs_in_processes_give_the_numbers_of_one_process():
+    """workers=2 trains the jobs in two spawned processes, longest (SA-GFN) first: the results of one process."""
+    from iclr25.sa_gfn.training import run_all
+
+    jobs = bench_jobs(("2x5:standard:0.001",), ("tb", "sagfn-db"), iters=4, seeds=2, eval_every=2, hidden=16)
+    one, two = run_all(jobs, 1), run_all(jobs, 2)
+    assert list(one) == [job.name for job in jobs]
+    assert list(two) == [f"2x5:standard:0.001/{m}/{s}" for m in ("sagfn-db", "tb") for s in (0, 1)]
+    assert one["2x5:standard:0.001/tb/0"]["final"] != one["2x5:standard:0.001/tb/1"]["final"]  # the seeds differ
+    for name, result in one.items():
+        assert {k: v for k, v in two[name].items() if k != "seconds"} == {
+            k: v for k, v in result.items() if k != "seconds"
+        }
+    with pytest.raises(ValueError, match="workers must be an integer >= 1"):
+        run_all(jobs, 0)
+
+
 def test_clopper_pearson():
     lo, hi = clopper_pearson(5, 10)
     assert lo == pytest.approx(0.1871, abs=1e-4) and hi == pytest.approx(0.8129, abs=1e-4)

@@ -20,7 +20,6 @@ import torch
 
 from iclr25.sa_gfn.gflownet import l1_mean, modes_captured, total_variation
 from iclr25.shared.files import save_arrays
-from iclr25.shared.progress import progress
 from iclr25.shared.validate import check_int_at_least, check_positive
 
 
@@ -239,19 +238,11 @@ def run_job(job: Job) -> dict[str, Any]:
 
 
 def run_all(jobs: list[Job], workers: int) -> dict[str, dict[str, Any]]:
-    """Run independent jobs, in `workers` spawn-started processes when there are several; results by job name."""
-    if workers <= 1 or len(jobs) <= 1:
-        return {j.name: run_job(j) for j in progress(jobs, desc="training runs", unit="run")}
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
+    """Run independent jobs, in `workers` spawned processes of one thread each when there are several
+    (`iclr25.shared.parallel.map_in_processes`; longest first, so that the workers finish together); results by
+    job name, in the order they ran."""
+    from iclr25.shared.parallel import map_in_processes
 
-    # Longest jobs first so that the two workers finish together.
-    order = sorted(jobs, key=lambda j: -j.iters * (2.2 if j.method == "sagfn" else 1.0))
-    from concurrent.futures.process import BrokenProcessPool
-
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
-            results = list(progress(pool.map(run_job, order), total=len(order), desc="training runs", unit="run"))
-    except BrokenProcessPool:  # e.g. a __main__ script without an `if __name__ == "__main__"` guard
-        results = [run_job(j) for j in progress(order, desc="training runs", unit="run")]
-    return {r["name"]: r for r in results}
+    order = jobs if workers == 1 else sorted(jobs, key=lambda j: -j.iters * (2.2 if j.method == "sagfn" else 1.0))
+    results = map_in_processes(run_job, order, workers, threads=1, desc="training runs", unit="run")
+    return {job.name: result for job, result in zip(order, results, strict=True)}
