@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from iclr25.shared.batchnorm import GlobalBatchNorm2d, to_global_batch_norm
+from iclr25.shared.batchnorm import GlobalBatchNorm1d, GlobalBatchNorm2d, to_global_batch_norm
 from iclr25.shared.testing import two_processes_equal_one
 
 WORKER = """
@@ -20,9 +20,13 @@ from iclr25.shared.batchnorm import to_global_batch_norm
 from iclr25.shared.testing import finish_worker
 
 
-def run(fabric, global_bn, out):
+def run(fabric, cfg, out):
+    global_bn, dims = cfg
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Conv2d(2, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 4 * 4, 1))
+    if dims == 2:
+        model = nn.Sequential(nn.Conv2d(2, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 4 * 4, 1))
+    else:  # (N, C) features, as a graph network's node features
+        model = nn.Sequential(nn.Flatten(), nn.Linear(72, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 1))
     if global_bn and fabric.world_size > 1:
         to_global_batch_norm(model)
     model, optimizer = fabric.setup(model, torch.optim.SGD(model.parameters(), lr=0.1))
@@ -34,25 +38,31 @@ def run(fabric, global_bn, out):
         optimizer.zero_grad()
         fabric.backward(((model(x[rows]) - y[rows]) ** 2).mean())  # DDP averages: the whole batch's mean
         optimizer.step()
-    finish_worker(fabric, torch.cat([model.module[-1].weight.detach().flatten(), model.module[1].running_var]), out)
+    norm = model.module[1] if dims == 2 else model.module[2]
+    finish_worker(fabric, torch.cat([model.module[-1].weight.detach().flatten(), norm.running_var]), out)
 """
 
 
 @pytest.mark.enable_socket  # gloo talks over the loopback interface
-def test_two_processes_with_global_batch_norm_equal_one(tmp_path: Path) -> None:
-    two_processes_equal_one(WORKER, tmp_path, True)
+@pytest.mark.parametrize("dims", [1, 2])
+def test_two_processes_with_global_batch_norm_equal_one(tmp_path: Path, dims: int) -> None:
+    two_processes_equal_one(WORKER, tmp_path, (True, dims))
     with pytest.raises(AssertionError, match="two processes differ from one"):
-        two_processes_equal_one(WORKER, tmp_path, False)  # per-process statistics: not the whole batch's
+        two_processes_equal_one(WORKER, tmp_path, (False, dims))  # per-process statistics: not the whole batch's
 
 
 def test_one_process_and_eval_mode_are_plain_batch_norm() -> None:
     torch.manual_seed(0)
-    plain = nn.Sequential(nn.Conv2d(2, 3, 1), nn.BatchNorm2d(3))
-    converted = to_global_batch_norm(nn.Sequential(nn.Conv2d(2, 3, 1), nn.BatchNorm2d(3)))
+    plain = nn.Sequential(nn.Conv2d(2, 3, 1), nn.BatchNorm2d(3), nn.Flatten(), nn.BatchNorm1d(48))
+    converted = to_global_batch_norm(
+        nn.Sequential(nn.Conv2d(2, 3, 1), nn.BatchNorm2d(3), nn.Flatten(), nn.BatchNorm1d(48))
+    )
     converted.load_state_dict(plain.state_dict())
     assert type(converted[1]) is GlobalBatchNorm2d and type(converted[0]) is nn.Conv2d
+    assert type(converted[3]) is GlobalBatchNorm1d
     x = torch.randn(5, 2, 4, 4)
     assert torch.equal(plain(x), converted(x))
     assert torch.equal(plain[1].running_mean, converted[1].running_mean)
+    assert torch.equal(plain[3].running_var, converted[3].running_var)
     plain.eval(), converted.eval()
     assert torch.equal(plain(x), converted(x))

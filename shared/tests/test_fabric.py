@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("lightning")
 
 from iclr25.shared.fabric import Checkpointer, ScaleOut, make_fabric  # noqa: E402
+from iclr25.shared.files import save_torch  # noqa: E402
 
 
 def _toy(seed: int = 0):
@@ -226,3 +227,44 @@ def test_a_precision_needs_a_fabric_and_a_loop_that_applies_it(tmp_path: Path) -
     assert not (tmp_path / "plain").exists()
     assert applies("quick", tmp_path / "a", device="cpu", scale_out=ScaleOut(precision="64-true")).metrics["fabric"]
     assert not applies("quick", tmp_path / "b", device="cpu").metrics["fabric"]
+
+
+def _rank_worker(fabric, cfg: dict, out: Path) -> None:
+    """Two processes whose shares differ in size (rank r draws r + 1 random rows a step), checkpointed every 2 steps:
+    the averaged gradient depends on both processes' random streams."""
+    from iclr25.shared.testing import finish_worker
+
+    torch.manual_seed(100 + fabric.global_rank)  # every process its own random stream
+    model = torch.nn.Linear(1, 1).double()
+    model, optimizer = fabric.setup(model, torch.optim.SGD(model.parameters(), lr=0.1))
+    state = {"model": model, "optimizer": optimizer, "step": 0}
+    checkpoints = Checkpointer(cfg["folder"], every=2)
+    checkpoints.resume(cfg["resume"], state, fabric)
+    while state["step"] < cfg["stop"]:
+        x = torch.randn(fabric.global_rank + 1, 1, dtype=torch.float64)
+        optimizer.zero_grad()
+        fabric.backward(((model(x) - 3 * x) ** 2).mean())
+        optimizer.step()
+        state["step"] += 1
+        checkpoints.maybe_save(state, fabric)
+    finish_worker(fabric, model.module, out)
+
+
+@pytest.mark.enable_socket  # gloo talks over the loopback interface
+def test_each_process_resumes_its_own_random_stream(tmp_path: Path) -> None:
+    """Processes that draw different amounts of random numbers resume exactly: the checkpoint keeps every rank's RNG
+    state. Restoring rank 0's state in every process (the checkpoint without the per-rank states) does not."""
+
+    def launch(name: str, folder: str, stop: int, resume: str | None = None) -> torch.Tensor:
+        fabric = make_fabric("cpu", devices=2, strategy="ddp_spawn", precision="64-true")
+        fabric.launch(_rank_worker, {"folder": tmp_path / folder, "stop": stop, "resume": resume}, tmp_path / name)
+        return torch.load(tmp_path / name)
+
+    straight = launch("straight.pt", "a", stop=6)
+    launch("cut.pt", "b", stop=3)  # "killed" after step 3: the newest checkpoint is step 2
+    payload = torch.load(tmp_path / "b" / "step-2.ckpt", weights_only=True)
+    assert len(payload["rng_per_rank"]) == 2
+    assert not torch.equal(payload["rng_per_rank"][0]["torch"], payload["rng_per_rank"][1]["torch"])
+    save_torch(tmp_path / "c" / "step-2.ckpt", {k: v for k, v in payload.items() if k != "rng_per_rank"})
+    assert torch.equal(straight, launch("resumed.pt", "b", stop=6, resume="auto"))
+    assert not torch.equal(straight, launch("rank0.pt", "c", stop=6, resume="auto"))  # rank 0's stream everywhere

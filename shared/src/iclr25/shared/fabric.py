@@ -11,8 +11,8 @@ checkpoint/resume that any loop can use with or without Fabric.
         checkpoints.maybe_save(state, fabric)
 
 Checkpoints hold tensors, numbers and strings only (model, optimizer and scheduler state dicts, the step, the
-Python/NumPy/torch RNG states) and load with `weights_only=True`: a checkpoint is data, never code. They are
-written atomically by rank 0 and the last `keep` are kept. torch and lightning are imported inside the functions.
+Python/NumPy/torch RNG states of every process) and load with `weights_only=True`: a checkpoint is data, never
+code. They are written atomically by rank 0 and the last `keep` are kept. torch and lightning are imported inside the functions.
 """
 
 from __future__ import annotations
@@ -204,12 +204,17 @@ class Checkpointer:
         return sorted(found, key=lambda p: int(CHECKPOINT.fullmatch(p.name).group(1)))
 
     def save(self, state: dict[str, Any], fabric: Any = None) -> Path:
-        """Write `state` (its modules/optimizers as state dicts, plus the RNG states) as `step-<step>.ckpt`."""
+        """Write `state` (its modules/optimizers as state dicts, plus the RNG states) as `step-<step>.ckpt`. In a
+        multi-process run the RNG states of every rank are gathered (`rng_per_rank`), since processes whose shares
+        differ in size have drawn different amounts of random numbers (dropout masks)."""
         from iclr25.shared.files import remove_own_file, save_torch
 
         path = self.folder / f"step-{int(state['step'])}.ckpt"
+        payload: dict[str, Any] = {"rng": rng_state()}
+        if fabric is not None and fabric.world_size > 1:
+            payload["rng_per_rank"] = _gather_rng_states(fabric)
         if fabric is None or fabric.global_rank == 0:
-            save_torch(path, {"state": _state_dicts(state), "rng": rng_state()}, overwrite=True)
+            save_torch(path, {"state": _state_dicts(state), **payload}, overwrite=True)
             for old in self.checkpoints()[: -self.keep]:
                 remove_own_file(old)
         if fabric is not None:
@@ -224,7 +229,8 @@ class Checkpointer:
 
     def resume(self, resume: str | Path | None, state: dict[str, Any], fabric: Any = None) -> Path | None:
         """Load `resume` ("auto": the newest checkpoint in the folder, if any; a path; None: nothing) into `state`
-        in place: modules/optimizers get their state dicts back, other entries their values, RNGs their states."""
+        in place: modules/optimizers get their state dicts back, other entries their values, RNGs their states
+        (each rank its own when the checkpoint was written by as many processes; else rank 0's everywhere)."""
         from iclr25.shared.safeload import load_checkpoint
 
         if resume is None:
@@ -247,7 +253,29 @@ class Checkpointer:
                 target.load_state_dict(saved_state[key])
             else:
                 state[key] = saved_state[key]
-        set_rng_state(payload["rng"])
+        ranks = payload.get("rng_per_rank")
+        world, rank = (1, 0) if fabric is None else (fabric.world_size, fabric.global_rank)
+        set_rng_state(ranks[rank] if ranks is not None and len(ranks) == world else payload["rng"])
         if fabric is not None:
             fabric.barrier()
         return path
+
+
+def _gather_rng_states(fabric: Any) -> list[dict[str, Any]]:
+    """Every rank's `rng_state()`, in rank order, on every rank: each serialised as tensors and plain data (read
+    back with `weights_only=True`), padded to the longest and gathered as bytes."""
+    import io
+
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(rng_state(), buffer)
+    mine = torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)
+    sizes = fabric.all_gather(torch.tensor([mine.numel()], device=fabric.device)).reshape(-1).tolist()
+    padded = torch.zeros(max(sizes), dtype=torch.uint8)
+    padded[: mine.numel()] = mine
+    gathered = fabric.all_gather(padded.to(fabric.device)).reshape(len(sizes), -1).cpu()
+    return [
+        torch.load(io.BytesIO(gathered[rank, :size].numpy().tobytes()), weights_only=True)
+        for rank, size in enumerate(sizes)
+    ]
