@@ -7,7 +7,7 @@ gradients of different members never mix. Training stops once *every* member fit
 
 Scale-out (`iclr25.shared.fabric`, passed in duck-typed): with a `fabric`, every process draws the same member
 permutations and trains on its slice of each member's batch, so two processes with the batch split equal one with
-the whole batch (batch norms become `iclr25.shared.batchnorm.GlobalBatchNorm2d`: statistics of the whole batch, as
+the whole batch (batch norms become `iclr25.shared.global_batch.GlobalBatchNorm2d`: statistics of the whole batch, as
 SyncBatchNorm); with a `checkpointer`, the model, the step, the position in the epoch and the members' data-order generators are
 saved every `checkpointer.every` steps and at the end, and `resume` continues exactly. `train_homogeneous(...,
 workers=n)` trains the members in `n` processes instead (chunks of members, each its own batched model), with the
@@ -28,7 +28,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from iclr25.shared.batchnorm import to_global_batch_norm
+from iclr25.shared.global_batch import to_global_batch_norm
 
 LR_SCHEDULES = ("constant", "inverse_sqrt")
 

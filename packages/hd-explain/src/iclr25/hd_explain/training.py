@@ -5,7 +5,7 @@ mini-batches from a seeded generator, optional random-crop + horizontal-flip aug
 
 Scale-out (`iclr25.shared.fabric`, passed in duck-typed): with a `fabric`, every process draws the same
 permutation and augmentation and trains on its slice of each batch, so two processes with the batch split equal one
-with the whole batch (batch norms become `iclr25.shared.batchnorm.GlobalBatchNorm2d`: the statistics of the whole
+with the whole batch (batch norms become `iclr25.shared.global_batch.GlobalBatchNorm2d`: the statistics of the whole
 batch, as SyncBatchNorm); with a `checkpointer`, model, optimizer, step, position in the epoch, the epoch's permutation and
 the generator are saved every `checkpointer.every` steps and at the end, and `resume` continues exactly.
 
@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from iclr25.hd_explain.models import MLP, ResNet18, build_model
-from iclr25.shared.batchnorm import to_global_batch_norm
+from iclr25.shared.global_batch import to_global_batch_norm
 
 MODEL_FILE = "checkpoint written by `iclr25-hd-explain train`"
 
