@@ -8,7 +8,7 @@ BALD uses 20 MC-dropout passes; IV regresses the labelled points' last-layer IV 
 
 Scale-out (`iclr25.shared.fabric`, passed in duck-typed): with a `fabric`, every process draws the same permutation
 and trains on its contiguous share of each batch, its loss weighted by the share's size, and the dropout masks are
-drawn for the whole batch on every process (`BatchDropout`), so several processes take the steps of one; with a
+drawn for the whole batch on every process (`iclr25.shared.global_batch.GlobalBatchDropout`), so several processes take the steps of one; with a
 `checkpointer`, the network, Adam, the step and the permutation generator's state are saved every
 `checkpointer.every` steps, and `resume` continues exactly, mid-epoch too.
 """
@@ -23,26 +23,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr25.shared.global_batch import batch_share, set_batch_rows, to_global_batch_dropout
+
 HEAD_L2 = 1e-2  # L2 on the last layer inside H (ours: the paper's H must be invertible, p = 2570 > n)
 LR, BATCH = 1e-3, 64  # Adam's learning rate and the batch (Table 5)
-
-
-class BatchDropout(nn.Module):
-    """Dropout whose mask is drawn for the whole batch of `rows = (start, stop, size)`, of which the input holds rows
-    start..stop: processes with the same RNG state keep the masks one process would draw for their rows (and their
-    RNGs stay equal). Without `rows` (or in eval mode) it is plain inverted dropout."""
-
-    def __init__(self, p: float) -> None:
-        super().__init__()
-        self.p = p
-        self.rows: tuple[int, int, int] | None = None
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.training or self.p == 0:
-            return x
-        start, stop, size = self.rows or (0, len(x), len(x))
-        keep = torch.empty((size, *x.shape[1:]), dtype=x.dtype, device=x.device).bernoulli_(1 - self.p)
-        return x * keep[start:stop] / (1 - self.p)
 
 
 def make_cnn(n_classes: int = 10) -> nn.Sequential:
@@ -60,14 +44,6 @@ def make_cnn(n_classes: int = 10) -> nn.Sequential:
         nn.Dropout(0.5),
         nn.Linear(256, n_classes),
     )
-
-
-def batch_share(size: int, rank: int, world: int) -> tuple[int, int]:
-    """Rows [start, stop) of process `rank` when a batch of `size` is split contiguously over `world` processes (the
-    first `size % world` get one more)."""
-    base, extra = divmod(size, world)
-    start = rank * base + min(rank, extra)
-    return start, start + base + (rank < extra)
 
 
 def train_cnn(
@@ -89,7 +65,7 @@ def train_cnn(
 
     `fabric` (several processes, or a `--precision`): the same permutation on every process, each trains on its
     share of each batch with its summed loss times processes / batch, so DDP's mean gradient is the whole batch's;
-    the dropout layers become `BatchDropout` (the whole batch's masks). `checkpointer`: model, Adam, step and the
+    the dropout layers become `GlobalBatchDropout` (the whole batch's masks). `checkpointer`: model, Adam, step and the
     permutation generator's state (at the epoch's start) every `checkpointer.every` steps, and at the end the
     network alone; `resume` ("auto" or a file) continues from one exactly, a finished training is loaded, not run.
     `logger` (`.log(row, step)`) gets the epoch's mean loss, lr, samples/s and epoch behind `prefix`.
@@ -103,12 +79,9 @@ def train_cnn(
     torch.manual_seed(seed)
     net = make_cnn(n_classes).to(device)
     opt = torch.optim.Adam(net.parameters(), lr=LR)
-    model, optimizer, drops = net, opt, []
+    model, optimizer = net, opt
     if fabric is not None:
-        for i, layer in enumerate(net):
-            if isinstance(layer, nn.Dropout):
-                net[i] = BatchDropout(layer.p)
-                drops.append(net[i])
+        to_global_batch_dropout(net)
         model, optimizer = fabric.setup(net, opt)
     Xt = torch.as_tensor(X, dtype=torch.float32, device=device)[:, None]
     yt = torch.as_tensor(y, dtype=torch.long, device=device)
@@ -134,8 +107,7 @@ def train_cnn(
                 loss_sum += loss.detach() * len(idx)
             else:
                 start, stop = batch_share(len(idx), rank, world)
-                for layer in drops:
-                    layer.rows = (start, stop, len(idx))
+                set_batch_rows(net, (start, stop), len(idx))
                 mine = idx[start:stop]
                 ce = torch.nn.functional.cross_entropy(model(Xt[mine]), yt[mine], reduction="sum")
                 fabric.backward(ce * world / len(idx))  # the processes' mean gradient is the whole batch's
@@ -149,12 +121,11 @@ def train_cnn(
         if logger is not None:
             total = fabric.all_reduce(loss_sum, reduce_op="sum") if world > 1 else loss_sum
             speed = seen / max(time.perf_counter() - t0, 1e-9)
-            logger.log(training_row(float(total) / seen, lr=LR, throughput=speed, epoch=epoch + 1, prefix=prefix),
-                       step=state["step"])  # fmt: skip
+            row = training_row(float(total) / seen, lr=LR, throughput=speed, epoch=epoch + 1, prefix=prefix)
+            logger.log(row, step=state["step"])
     if checkpointer is not None and first < epochs * per_epoch:
         checkpointer.save({k: v for k, v in state.items() if k != "optimizer"}, fabric)
-    for layer in drops:
-        layer.rows = None
+    set_batch_rows(net, None)
     net.eval()
     return net
 
@@ -273,10 +244,16 @@ def image_active_learning(config: Any, run: Any) -> dict[str, Any]:
                 curve, score_s = [], 0.0
                 for rnd in range(config.image_rounds + 1):
                     net = train_cnn(
-                        X_lab, y_lab, epochs=config.image_epochs, device=device, seed=1000 * r + rnd,
-                        logger=run.logger, prefix=f"image/r{r}/{name}/",
-                        **scaled, **_checkpoints(run, config, f"r{r}-{name}-round{rnd}"),
-                    )  # fmt: skip
+                        X_lab,
+                        y_lab,
+                        epochs=config.image_epochs,
+                        device=device,
+                        seed=1000 * r + rnd,
+                        logger=run.logger,
+                        prefix=f"image/r{r}/{name}/",
+                        **scaled,
+                        **_checkpoints(run, config, f"r{r}-{name}-round{rnd}"),
+                    )
                     Fte = features(net, d["X_test"], device)
                     head = head_model(net)
                     curve.append(float(np.mean(head.predict(Fte) == d["y_test"])))
