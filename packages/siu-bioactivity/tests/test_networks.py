@@ -1,5 +1,6 @@
-"""The full preset's networks: shapes, SE(3) invariance, pocket-only ablation, the real-data loop on a tiny
-generated Uni-Mol LMDB, and `reproduce --scale full` on a tiny generated SIU folder (and its refusals)."""
+"""The full preset's networks: shapes, SE(3) invariance, pocket-only ablation, the explicit encoder layers of
+the global-batch path against torch's, a share of a collated batch, the real-data loop on a tiny generated Uni-Mol
+LMDB, and `reproduce --scale full` on a tiny generated SIU folder (and its refusals)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import numpy as np
 import pytest
 import torch
 
+from iclr25.shared.global_batch import GlobalBatchDropout, GlobalBatchNorm1d
 from iclr25.siu_bioactivity.config import PRESETS, SPLIT_FILES
 from iclr25.siu_bioactivity.data import make_world
 from iclr25.siu_bioactivity.formats import write_unimol_lmdb
-from iclr25.siu_bioactivity.networks import DenseGCN, DualEncoder
+from iclr25.siu_bioactivity.networks import DenseGCN, DualEncoder, explicit_layer, for_global_batch
 from iclr25.siu_bioactivity.training import Vocab, collate, run_real
 from iclr25.siu_bioactivity.vote import random_rotations
 
@@ -61,6 +63,58 @@ def test_dual_encoder_shapes_invariance_and_pocket_only():
     assert torch.equal(po(b), po(b2))
     y.sum().backward()
     assert net.mol.embed.weight.grad is not None and net.pocket.embed.weight.grad is not None
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_explicit_encoder_layers_equal_torchs(dtype: torch.dtype):
+    """The global-batch path's encoder layers (attention computed from the same parameters) give torch's layers'
+    output to float precision: without dropout in training mode, and with dropout in eval mode."""
+    torch.manual_seed(0)
+    _, mol, pkt, b = _batch()
+    b = {k: v.to(dtype) if v.is_floating_point() else v for k, v in b.items()}
+    for dropout, train in ((0.0, True), (0.1, False)):
+        net = DualEncoder(len(mol), len(pkt), dim=16, layers=2, heads=2, dropout=dropout).to(dtype).train(train)
+        torch_layers = net(b)
+        for_global_batch(net)
+        assert net.pocket.explicit_attention and type(net.pocket.attention_dropout) is GlobalBatchDropout
+        tol = 1e-5 if dtype == torch.float32 else 1e-12
+        assert torch.allclose(net(b), torch_layers, atol=tol, rtol=0), (net(b) - torch_layers).abs().max()
+
+
+def test_explicit_layer_drops_attention_probabilities():
+    """With every other dropout off, the attention dropout alone changes the training output; at p = 0 it does not."""
+    torch.manual_seed(0)
+    _, mol, pkt, b = _batch()
+    net = for_global_batch(DualEncoder(len(mol), len(pkt), dim=16, layers=1, heads=2, dropout=0.0))
+    clean = net(b)
+    net.pocket.attention_dropout.p = net.mol.attention_dropout.p = 0.5
+    assert not torch.allclose(net(b), clean)
+    net.eval()
+    assert torch.equal(net(b), clean)
+    post_norm = torch.nn.TransformerEncoderLayer(16, 2, batch_first=True)
+    with pytest.raises(ValueError, match="pre-norm"):
+        explicit_layer(post_norm, torch.zeros(1, 3, 16), torch.zeros(1, 2, 3, 3), torch.nn.Dropout(0.1))
+
+
+def test_gcn_for_global_batch_keeps_its_parameters():
+    torch.manual_seed(0)
+    _, _, _, b = _batch()
+    net = DenseGCN().eval()
+    y = net(b)
+    for_global_batch(net)
+    assert all(type(n) is GlobalBatchNorm1d for n in net.norms) and type(net.drop) is GlobalBatchDropout
+    assert torch.equal(net(b), y)
+
+
+def test_a_share_of_a_collated_batch_is_its_rows():
+    """`collate(..., rows=(start, stop))` is exactly those rows of the whole batch (padded as the whole batch is)."""
+    recs, mol, pkt, whole = _batch()
+    confs = np.zeros(len(recs), int)
+    for rows in [(0, 4), (4, 6), (5, 5)]:
+        share = collate(recs, confs, TINY, mol, pkt, rows=rows)
+        assert all(torch.equal(share[k], v[rows[0] : rows[1]]) for k, v in whole.items())
+    with pytest.raises(ValueError, match="rows must satisfy"):
+        collate(recs, confs, TINY, mol, pkt, rows=(4, 7))
 
 
 def test_gcn_shapes_invariance_and_pocket_only():

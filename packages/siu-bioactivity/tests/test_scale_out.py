@@ -1,5 +1,6 @@
 """Scale-out of the full preset's network loop (Lightning Fabric): 2 CPU processes (gloo) equal 1 process with the
-whole batch, an interrupted run resumed from its checkpoint equals an uninterrupted one, the full preset starts with
+whole batch (both networks with their dropout, the GCN with its BatchNorm), an interrupted run resumed from its
+checkpoint equals an uninterrupted one (1 process; and 2 with uneven shares), the full preset starts with
 `--devices 2 --device cpu` on a tiny SIU folder, trains, checkpoints and resumes; the synthetic study's seeds in
 worker processes give the sequential numbers."""
 
@@ -28,24 +29,40 @@ TINY = replace(
 )  # fmt: skip
 
 WORKER = """
+import json
+
 import torch
 
+from iclr25.shared.fabric import Checkpointer
+from iclr25.shared.testing import InterruptAt, finish_worker
 from iclr25.siu_bioactivity.config import Config
-from iclr25.siu_bioactivity.networks import DualEncoder
-from iclr25.siu_bioactivity.training import train_network
-from iclr25.shared.testing import finish_worker
+from iclr25.siu_bioactivity.training import Vocab, build, train_network
 
 
-def run(fabric, cfg, records, vocab_symbols, out):
-    from iclr25.siu_bioactivity.training import Vocab
+def trained(fabric, config, records, vocabs, kind, **kwargs):
+    torch.manual_seed(0)
+    net = build(kind, config, *vocabs, pocket_only=False)  # dropout 0.1 / 0.25 and BatchNorm: the networks as run
+    train_network(net, records, config, vocabs, "cpu", 0, fabric=fabric, **kwargs)
+    return torch.cat([v.flatten() for v in net.state_dict().values() if v.is_floating_point()])  # BN buffers too
 
+
+def run(fabric, cfg, records, vocab_symbols, kind, resume, out):
     torch.set_num_threads(1)
     config = Config(**cfg)  # a dict: Fabric's launch refuses frozen dataclasses
     vocabs = (Vocab(vocab_symbols[0]), Vocab(vocab_symbols[1]))
-    torch.manual_seed(0)
-    net = DualEncoder(len(vocabs[0]), len(vocabs[1]), config.full_dim, config.full_layers, config.full_heads, dropout=0.0)
-    train_network(net, records, config, vocabs, "cpu", 0, fabric=fabric)
-    finish_worker(fabric, net, out)
+    straight = trained(fabric, config, records, vocabs, kind)
+    if resume:  # stopped at the end of epoch 1 (step 6), resumed from the mid-epoch checkpoint of step 4
+        checkpoints = Checkpointer(out.parent / f"checkpoints-{fabric.world_size}", 4)
+        try:
+            trained(fabric, config, records, vocabs, kind, checkpointer=checkpoints, logger=InterruptAt(1))
+        except KeyboardInterrupt:
+            pass
+        if fabric.global_rank == 0:
+            saved = [p.name for p in checkpoints.checkpoints()]
+            (out.parent / f"saved-{fabric.world_size}.json").write_text(json.dumps(saved))
+        resumed = trained(fabric, config, records, vocabs, kind, checkpointer=checkpoints, resume="auto")
+        straight = torch.cat([straight, resumed])
+    finish_worker(fabric, straight, out)
 """
 
 
@@ -57,12 +74,28 @@ def _records(n: int) -> tuple[list[dict], tuple[list[str], list[str]]]:
 
 
 @pytest.mark.enable_socket  # gloo talks over the loopback interface
-def test_two_processes_equal_one_with_the_whole_batch(tmp_path: Path) -> None:
-    # 13 complexes in batches of 8: the second batch (5) splits 3 + 2, so the shares' loss weights are checked; the
-    # dual encoder without dropout (the one part that draws per process)
-    records, symbols = _records(13)
-    one, _ = two_processes_equal_one(WORKER, tmp_path, dataclasses.asdict(TINY), records, symbols)
+@pytest.mark.parametrize("kind", ["unimol", "gcn"])
+def test_two_processes_equal_one_with_the_whole_batch(kind: str, tmp_path: Path) -> None:
+    # 16 complexes in batches of 5: shares of 3 + 2 (the loss weights, the padding) and a last batch of 1 + 0 (an
+    # empty share); the dual encoder with its dropout (0.1, the attention probabilities' too), the GCN with its
+    # dropout (0.25) and BatchNorm, in float64
+    records, symbols = _records(16)
+    cfg = dataclasses.asdict(replace(TINY, full_batch=5))
+    one, _ = two_processes_equal_one(WORKER, tmp_path, cfg, records, symbols, kind, False)
     assert torch.isfinite(one).all()
+
+
+@pytest.mark.enable_socket
+def test_two_process_resume_with_uneven_shares_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+    # 8 complexes in batches of 3 (3 steps an epoch: shares 2 + 1, 2 + 1, 1 + 1), 3 epochs, a checkpoint every 4
+    # steps; each process restores its own random state; the GCN, with dropout and BatchNorm
+    records, symbols = _records(8)
+    cfg = dataclasses.asdict(replace(TINY, full_batch=3, full_epochs=3))
+    one, two = two_processes_equal_one(WORKER, tmp_path, cfg, records, symbols, "gcn", True)
+    for world, run in ((1, one), (2, two)):
+        assert json.loads((tmp_path / f"saved-{world}.json").read_text()) == ["step-4.ckpt"]
+        straight, resumed = run.chunk(2)
+        assert torch.equal(straight, resumed)
 
 
 def _train(folder: Path, kind: str, **kwargs) -> tuple[torch.nn.Module, dict]:

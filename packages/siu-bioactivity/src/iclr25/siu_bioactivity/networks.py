@@ -6,10 +6,14 @@ weights are not available): a small Uni-Mol-like dual encoder and an Atom3D-styl
   L2-normalised, concatenated and fed to an MLP whose widths halve (Uni-Mol head 1024-1024-512-256-128, scaled).
   `detach_encoders=True` reproduces the official code's `.detach()` (frozen encoders): meaningful only with
   pretrained encoders, so it is off by default here. `pocket_only=True` drops the molecule side (the ablation).
+  Its encoder layers are `nn.TransformerEncoderLayer`s (pre-norm); `for_global_batch` has them computed explicitly
+  from the same parameters, so that the attention probabilities' dropout becomes a module of its own.
 - `DenseGCN`: the Atom3D LBA GNN on a dense adjacency: one graph over pocket + ligand atoms, node features =
   [one-hot protein element (18) | one-hot ligand element (43)], edges within 4.5 A weighted 1/(d + 1e-5),
   GCN layers 64-128-256-256-512 with ReLU + BatchNorm, global add-pool, ReLU, FC 512->256, ReLU, dropout 0.25,
   linear -> 5 heads. `pocket_only=True` keeps only the pocket nodes.
+- `for_global_batch(model)`: for training on shares of a global batch over several processes, the batch norms see
+  the whole batch's statistics and every dropout (the attention probabilities' too) draws the whole batch's mask.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import math
 
 import torch
 from torch import nn
+
+from iclr25.shared.global_batch import to_global_batch_dropout, to_global_batch_norm
 
 N_HEADS_OUT = 5
 PROTEIN_ELEMENTS = ("C", "H", "O", "N", "S", "P", "ZN", "NA", "FE", "CA", "MN", "NI", "CO", "MG", "CU", "CL", "SE", "X")
@@ -84,7 +90,11 @@ class GaussianKernel(nn.Module):
 
 
 class BiasedEncoder(nn.Module):
-    """Transformer over atom tokens with a distance-derived attention bias per head; returns the CLS embedding."""
+    """Transformer over atom tokens with a distance-derived attention bias per head; returns the CLS embedding.
+    `explicit_attention` (False: torch's layers) computes every layer from its own parameters instead (see
+    `explicit_layer`), its attention probabilities dropped by the module `attention_dropout`."""
+
+    explicit_attention = False
 
     def __init__(
         self, vocab: int, dim: int = 128, layers: int = 4, heads: int = 8, kernels: int = 32, dropout: float = 0.1
@@ -98,6 +108,7 @@ class BiasedEncoder(nn.Module):
             nn.TransformerEncoderLayer(dim, heads, 4 * dim, dropout=dropout, batch_first=True, norm_first=True)
             for _ in range(layers)
         )
+        self.attention_dropout = nn.Dropout(dropout)  # the layers' own (p = dropout) on the explicit path
         self.norm = nn.LayerNorm(dim)
         self.cls = vocab
 
@@ -113,6 +124,11 @@ class BiasedEncoder(nn.Module):
         pad = tok == 0
         bias = bias.masked_fill(pad[:, None, :, None], float("-inf"))
         h = self.embed(tok)
+        if self.explicit_attention:
+            for i, block in enumerate(self.blocks):
+                b = bias[..., i * self.heads : (i + 1) * self.heads].permute(0, 3, 1, 2)
+                h = explicit_layer(block, h, b, self.attention_dropout)
+            return self.norm(h[:, 0])
         # torch's fused inference kernel for encoder layers (taken in eval mode without gradients) returns NaN with
         # this per-head float mask holding -inf at padded keys; the layer's own path (the one training takes) is used
         fast = torch.backends.mha.get_fastpath_enabled()
@@ -128,6 +144,37 @@ class BiasedEncoder(nn.Module):
         finally:
             torch.backends.mha.set_fastpath_enabled(fast)
         return self.norm(h[:, 0])
+
+
+def explicit_layer(
+    block: nn.TransformerEncoderLayer, h: torch.Tensor, bias: torch.Tensor, attention_dropout: nn.Module
+) -> torch.Tensor:
+    """`block(h, src_mask=bias)` of a pre-norm, batch-first layer computed from its parameters, with the attention
+    probabilities dropped by `attention_dropout` (torch drops them inside its fused attention): h (B, n, dim), bias
+    (B, heads, n, n) added to the scaled scores."""
+    attn = block.self_attn
+    if not (block.norm_first and attn.batch_first and attn._qkv_same_embed_dim):
+        raise ValueError("explicit_layer computes pre-norm (norm_first), batch-first layers with packed q/k/v only")
+    B, n, dim = h.shape
+    heads = attn.num_heads
+    x = block.norm1(h)
+    q, k, v = nn.functional.linear(x, attn.in_proj_weight, attn.in_proj_bias).view(B, n, 3, heads, -1).unbind(2)
+    q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # (B, heads, n, dim / heads)
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]) + bias
+    probs = attention_dropout(scores.softmax(-1))
+    out = (probs @ v).transpose(1, 2).reshape(B, n, dim)
+    h = h + block.dropout1(attn.out_proj(out))
+    return h + block.dropout2(block.linear2(block.dropout(block.activation(block.linear1(block.norm2(h))))))
+
+
+def for_global_batch(model: nn.Module) -> nn.Module:
+    """Prepare `model` (in place) to train on one share of a global batch per process: BatchNorm1d -> global batch
+    norm, nn.Dropout -> global-batch dropout (`iclr25.shared.global_batch`) and every `BiasedEncoder` on its explicit
+    layers, so that with `set_batch_rows` every dropout draws the whole batch's mask."""
+    for mod in model.modules():
+        if isinstance(mod, BiasedEncoder):
+            mod.explicit_attention = True
+    return to_global_batch_dropout(to_global_batch_norm(model))
 
 
 class DualEncoder(nn.Module):

@@ -19,9 +19,10 @@ import numpy as np
 import torch
 
 from iclr25.shared.files import save_arrays, write_text
+from iclr25.shared.global_batch import batch_share, set_batch_rows
 from iclr25.siu_bioactivity.formats import LABEL_TYPES, label_vector, ligand_element, parse_source, pocket_element
 from iclr25.siu_bioactivity.metrics import evaluate_bioactivity, masked_mse
-from iclr25.siu_bioactivity.networks import LIGAND_ELEMENTS, PROTEIN_ELEMENTS, DenseGCN, DualEncoder
+from iclr25.siu_bioactivity.networks import LIGAND_ELEMENTS, PROTEIN_ELEMENTS, DenseGCN, DualEncoder, for_global_batch
 
 
 def _clean(rec: dict[str, Any], conf: int, max_pocket: int) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
@@ -57,13 +58,23 @@ class Vocab:
 
 
 def collate(
-    records: list[dict[str, Any]], confs: np.ndarray, cfg: Any, mol_vocab: Vocab, pocket_vocab: Vocab
+    records: list[dict[str, Any]],
+    confs: np.ndarray,
+    cfg: Any,
+    mol_vocab: Vocab,
+    pocket_vocab: Vocab,
+    rows: tuple[int, int] | None = None,
 ) -> dict[str, torch.Tensor]:
-    """One padded batch with both networks' inputs and the (B, 5) canonical label vectors."""
+    """One padded batch with both networks' inputs and the (B, 5) canonical label vectors. `rows` = (start, stop):
+    those records alone, padded as the whole batch is (exactly those rows of the whole batch's tensors)."""
     parts = [_clean(r, int(c), cfg.full_pocket_atoms) for r, c in zip(records, confs, strict=True)]
-    B = len(parts)
     nl = max(len(p[0]) for p in parts)
     npk = max(len(p[2]) for p in parts)
+    if rows is not None:
+        if not 0 <= rows[0] <= rows[1] <= len(records):
+            raise ValueError(f"rows must satisfy 0 <= start <= stop <= {len(records)} (the batch), got {rows}")
+        records, parts = records[rows[0] : rows[1]], parts[rows[0] : rows[1]]
+    B = len(parts)
     mt, mc = torch.zeros(B, nl, dtype=torch.long), torch.zeros(B, nl, 3)
     pt, pc = torch.zeros(B, npk, dtype=torch.long), torch.zeros(B, npk, 3)
     n = nl + npk
@@ -83,7 +94,7 @@ def collate(
         xyz[i, len(pe) : len(pe) + len(le)] = torch.from_numpy(lx)
         mask[i, : len(pe) + len(le)] = 1
         is_pocket[i, : len(pe)] = 1
-    labels = torch.tensor(np.stack([_labels(r) for r in records]), dtype=torch.float32)
+    labels = torch.tensor(np.reshape([_labels(r) for r in records], (B, len(LABEL_TYPES))), dtype=torch.float32)
     return {
         "mol_tokens": mt,
         "mol_coords": mc,
@@ -135,11 +146,12 @@ def train_network(
     `throughput` in complexes/s, `epoch`) and `valid_mse` under `prefix`.
 
     With `fabric` (several processes, `iclr25.shared.fabric`), every process draws the same permutation and
-    conformations, so the same global batch of `full_batch` complexes, and trains on its own contiguous share; its
-    masked MSE is weighted by its share of the batch's labelled entries, so the averaged gradients are those of the
-    whole batch's masked MSE. Exact for a network without dropout or batch statistics; the dual encoder's dropout
-    (0.1) and the GCN's dropout (0.25) draw their masks per process, and the GCN's BatchNorm normalises each
-    process's share with its own statistics (as plain DDP does), so those runs are not bit-equal to one process.
+    conformations, so the same global batch of `full_batch` complexes, and trains on its own contiguous share,
+    padded as the whole batch; its masked MSE is weighted by its share of the batch's labelled entries, so the
+    averaged gradients are those of the whole batch's masked MSE. The network is made `for_global_batch` first: the
+    GCN's BatchNorm normalises with the whole batch's statistics, and every dropout (the GCN's 0.25, the dual
+    encoder's 0.1, its attention probabilities' included) draws the whole batch's mask, so N processes take the
+    steps of one process with Fabric (whose masks differ from those of the loop without Fabric).
     Validation runs whole on every process. With `checkpointer`, the network, optimiser, schedule, step, the data
     generator's state, the current epoch's order and the best weights so far are saved every `checkpointer.every`
     steps and at the end; `resume` ("auto" or a checkpoint file) continues from one, ending as an uninterrupted run.
@@ -152,6 +164,7 @@ def train_network(
     rank, world = (fabric.global_rank, fabric.world_size) if fabric is not None else (0, 1)
     if fabric is not None:
         device = fabric.device
+        for_global_batch(model)
     else:
         model.to(device)
     model.train()
@@ -248,6 +261,7 @@ def train_network(
     if checkpointer is not None:  # the end, so a resumed run goes straight to testing
         state.update(step=step, data_rng=json.dumps(rng.bit_generator.state), seen=seen, last=last, train_s=train_s)
         checkpointer.save(state, fabric)
+    set_batch_rows(raw, None)
     elapsed = train_s
     if best is not None:
         raw.load_state_dict(best)
@@ -276,17 +290,17 @@ def _share_loss(
     rank: int,
     world: int,
 ) -> torch.Tensor:
-    """This process's share of a global batch (records [rank c, (rank + 1) c), c = ceil(n / world)): its masked MSE
-    weighted by world x its labelled entries / the batch's, so that the mean of the processes' gradients is the
-    gradient of the whole batch's masked MSE. A process left without records (or labels) trains on the batch's first
-    record with weight 0: every process must take part in the gradient average."""
+    """This process's share of a global batch (rows `batch_share(n, rank, world)`, padded as the whole batch, the
+    network's dropouts told which rows they hold): its masked MSE weighted by world x its labelled entries / the
+    batch's, so that the mean of the processes' gradients is the gradient of the whole batch's masked MSE. A process
+    left without records runs the network on zero rows (weight 0): every process takes part in the gradient average
+    and the batch statistics."""
     n = len(batch)
-    c = -(-n // world)
-    lo, hi = min(rank * c, n), min((rank + 1) * c, n)
+    lo, hi = batch_share(n, rank, world)
     labelled = [int((_labels(r) >= 0).sum()) for r in batch]
     total, mine = max(sum(labelled), 1), sum(labelled[lo:hi])
-    rows = slice(lo, hi) if hi > lo else slice(0, 1)
-    b = {k: v.to(device) for k, v in collate(batch[rows], confs[rows], cfg, *vocabs).items()}
+    set_batch_rows(model, (lo, hi), n)
+    b = {k: v.to(device) for k, v in collate(batch, confs, cfg, *vocabs, rows=(lo, hi)).items()}
     return masked_mse(model(b), b["labels"]) * (world * mine / total)
 
 
