@@ -123,13 +123,10 @@ def test_bad_scale_out_flags_are_one_line_and_exit_2(tmp_path: Path, capsys, mon
     assert not any(tmp_path.iterdir())  # nothing written
 
 
-def test_runs_in_worker_processes_equal_the_sequential_runs(tmp_path: Path, monkeypatch) -> None:
+def test_runs_in_worker_processes_equal_the_sequential_runs(tmp_path: Path) -> None:
     from dataclasses import replace
 
     from iclr25.compose_decompose.reproduce import PRESETS, run
-
-    # the workers use this process's CPU kernels (a command selects them before NumPy loads; pytest has loaded it)
-    monkeypatch.setenv("ICLR25_KERNELS", "native")
 
     tiny = replace(PRESETS["ci"], steps=6, batch=8, seeds=2, thing_per_combo=4, eval_games=10)
     one = run("ci", tmp_path / "one", config=tiny, device="cpu")

@@ -47,9 +47,7 @@ def _values(metrics: dict) -> str:
 
 
 @pytest.mark.filterwarnings("ignore:Mean of empty slice")  # a metric no split of the tiny data defines
-def test_two_workers_give_the_sequential_results(tmp_path, monkeypatch):
-    # the same CPU kernels in the workers as in this process (commands choose portable ones for both)
-    monkeypatch.setenv("ICLR25_KERNELS", "native")
+def test_two_workers_give_the_sequential_results(tmp_path):
     _write_data(tmp_path)
     cfg = _tiny(str(tmp_path))
     one = measure(cfg)

@@ -16,8 +16,6 @@ TINY = Config(settings=("changepoint",), seeds=2, n=600, mix1_seeds=1, validity_
 
 def test_two_workers_give_the_sequential_results(tmp_path, monkeypatch):
     monkeypatch.setattr(experiments, "_throughput", lambda seed: {})  # timing only, and the slowest part
-    # the same CPU kernels in the workers as in this process (commands choose portable ones for both)
-    monkeypatch.setenv("ICLR25_KERNELS", "native")
     one = run("quick", tmp_path / "one", config=TINY)
     two = run("quick", tmp_path / "two", config=replace(TINY, workers=2))
     # every summary, selection, score stream and validity value (as written: NaN, where a seed has none, is "NaN")

@@ -15,9 +15,7 @@ TINY = replace(
 )  # fmt: skip
 
 
-def test_two_workers_give_the_sequential_results(monkeypatch):
-    # the same CPU kernels in the workers as in this process (commands choose portable ones for both)
-    monkeypatch.setenv("ICLR25_KERNELS", "native")
+def test_two_workers_give_the_sequential_results():
     one = experiments.measure(TINY)
     two = experiments.measure(replace(TINY, workers=2))
     one.pop("timing"), two.pop("timing")
