@@ -1,6 +1,7 @@
-"""Scale-out of the training loops (Lightning Fabric): 2 CPU processes (gloo) equal 1 process with the whole batch
-for Dist Loss (the predictions are gathered, so the loss stays the whole batch's), an interrupted fit resumed from
-its checkpoint equals an uninterrupted one, and the full preset starts with `--devices 2 --device cpu`, trains and
+"""Scale-out of the training loops (Lightning Fabric, DDP): 2 CPU processes (gloo) equal 1 process with the whole
+batch for Dist Loss (the predictions are gathered, so the loss stays the whole batch's), for a loss with its own
+parameter, and for the ResNet (BatchNorm over the whole global batch), an interrupted fit resumed from its
+checkpoint equals an uninterrupted one, and the full preset starts with `--devices 2 --device cpu`, trains and
 checkpoints."""
 
 from __future__ import annotations
@@ -16,41 +17,93 @@ from iclr25.dist_loss.train import MLP, fit, make_loss, rrt
 from iclr25.shared.fabric import Checkpointer
 from iclr25.shared.testing import reproduce_full_preset, two_processes_equal_one
 
+# The workers train with SGD in place of the loops' Adam: Adam's steps barely change when every gradient of a
+# parameter is scaled alike, SGD's are proportional, so a gradient off by the number of processes shows. They run in
+# float64 throughout (Fabric's 64-true casts a wrapped model's outputs to the default dtype, which they make float64).
 WORKER = """
+from unittest import mock
+
 import numpy as np
 import torch
 
-from iclr25.dist_loss.train import MLP, fit, make_loss
+from iclr25.dist_loss.train import MLP, fit, make_loss, rrt
 from iclr25.shared.testing import finish_worker
 
 
-def run(fabric, method, out):
+def run(fabric, out):
     torch.set_num_threads(1)
+    torch.set_default_dtype(torch.float64)
     rng = np.random.default_rng(0)
-    y = rng.gamma(4.0, 8.0, 128).clip(1, 100).astype(np.float32)
-    x = torch.as_tensor(np.c_[y / 50, rng.normal(size=(128, 3))], dtype=torch.float64)
+    y = rng.gamma(4.0, 8.0, 128).clip(1, 100)
+    x = torch.as_tensor(np.c_[y / 50, rng.normal(size=(128, 3))])
     torch.manual_seed(0)
-    model = MLP(4, 16, 2, float(y.mean())).double()
-    setup = make_loss(method, y, 32)
-    for p in setup.params:
-        p.data = p.data.double()
+    model = MLP(4, 16, 2, float(y.mean()))
     gen = torch.Generator().manual_seed(0)
-    fit(model, list(model.parameters()), x, torch.as_tensor(y).double(), setup, x[:16], y[:16], 2, 32, 1e-2, "plain", gen,
-        fabric=fabric)
-    extra = [p.detach().flatten() for p in setup.params]
-    finish_worker(fabric, torch.cat([p.detach().flatten() for p in model.parameters()] + extra), out)
+    with mock.patch("torch.optim.Adam", torch.optim.SGD):
+        fit(model, list(model.parameters()), x, torch.as_tensor(y), make_loss("dist", y, 32), x[:16], y[:16], 2, 32,
+            1e-2, "plain", gen, fabric=fabric)
+        head, _ = rrt(model, "bmc", x, y, x[:16], y[:16], 2, 32, 1e-2, gen, fabric=fabric)
+    finish_worker(fabric, torch.cat([p.detach().flatten() for p in [*model.parameters(), *head.head.parameters()]]),
+                  out)
+"""
+
+RESNET_WORKER = """
+import copy
+from types import SimpleNamespace
+from unittest import mock
+
+import numpy as np
+import torch
+
+from iclr25.dist_loss.images import ResNet, _fit, _loader
+from iclr25.dist_loss.train import make_loss
+from iclr25.shared.testing import finish_worker
+
+
+def run(fabric, out):
+    torch.set_num_threads(1)
+    torch.set_default_dtype(torch.float64)
+    rng = np.random.default_rng(0)
+    y = rng.gamma(4.0, 8.0, 40).clip(1, 100)
+    x = torch.as_tensor(rng.normal(size=(40, 3, 8, 8))) + torch.as_tensor(y / 50).view(-1, 1, 1, 1)
+    data = torch.utils.data.TensorDataset(x, torch.as_tensor(y), torch.arange(40))
+    val = _loader(torch.utils.data.TensorDataset(x[:8], torch.as_tensor(y[:8]), torch.arange(8)), 8, False, 0)
+    torch.manual_seed(0)
+    model = ResNet((1, 1), 2, 3, float(y.mean()))
+    config = SimpleNamespace(lr=1e-2, lr_steps=(), epochs_stage1=2, epochs_stage2=2)
+    gen = torch.Generator().manual_seed(0)
+    train = _loader(data, 8, True, 0, gen, fabric)
+    with mock.patch("torch.optim.Adam", torch.optim.SGD):
+        _fit(model, list(model.parameters()), train, val, y[:8], make_loss("dist", y, 8), config, "cpu", "plain", True,
+             fabric=fabric, gen=gen)
+        head = copy.deepcopy(model)
+        for p in head.features.parameters():
+            p.requires_grad_(False)
+        head.reset_head(float(y.mean()), zero_weight=True)
+        bmc = make_loss("bmc", y, 8)
+        _fit(head, list(head.head.parameters()), train, val, y[:8], bmc, config, "cpu", "balanced", False,
+             fabric=fabric, gen=gen)
+    kept = [*model.parameters(), *model.buffers(), *head.head.parameters(), *bmc.params]
+    finish_worker(fabric, torch.cat([t.detach().flatten() for t in kept if t.is_floating_point()]), out)
 """
 
 
 @pytest.mark.enable_socket  # gloo talks over the loopback interface
-@pytest.mark.parametrize("method", ["dist"])  # the whole-batch loss; "bmc" (a loss parameter) passes too
-def test_two_processes_equal_one_with_the_whole_batch(method: str, tmp_path: Path) -> None:
-    two_processes_equal_one(WORKER, tmp_path, method)
+def test_two_processes_equal_one_with_the_whole_batch(tmp_path: Path) -> None:
+    """Stage 1 with Dist Loss (the whole batch's sort) and an RRT head with Balanced MSE (a loss parameter)."""
+    two_processes_equal_one(WORKER, tmp_path)
     fake = type("TwoProcesses", (), {"global_rank": 0, "world_size": 2})
     y = np.linspace(1, 90, 64).astype(np.float32)
     with pytest.raises(ValueError, match="multiple of the 2 processes"):
         fit(MLP(1, 4, 1), [], torch.zeros(64, 1), torch.as_tensor(y), make_loss("l1", y, 7), torch.zeros(4, 1), y[:4],
             1, 7, 1e-3, "plain", torch.Generator(), fabric=fake)  # fmt: skip
+
+
+@pytest.mark.enable_socket
+def test_two_processes_equal_one_for_the_resnet_with_global_batch_norm(tmp_path: Path) -> None:
+    """The image ResNet: stage 1 with Dist Loss, BatchNorm over the whole global batch; then an RRT head on the
+    frozen backbone with Balanced MSE."""
+    two_processes_equal_one(RESNET_WORKER, tmp_path)
 
 
 def _data() -> tuple[torch.Tensor, np.ndarray]:

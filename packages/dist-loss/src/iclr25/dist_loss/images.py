@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from iclr25.dist_loss.train import LossSetup, make_loss
+from iclr25.shared.global_batch import to_global_batch_norm
 
 __all__ = ["Bottleneck", "DirImages", "ResNet", "image_stage1_and_heads", "resnet50"]
 
@@ -145,21 +146,22 @@ def _loader(
 
 
 class _ShareSampler(torch.utils.data.Sampler):
-    """The batches of one shuffled order (drop_last), drawn alike by every process; yields this process's share."""
+    """The batches of the one-process loader (`RandomSampler` and `BatchSampler` with drop_last on the same
+    generator, so every process draws the same numbers as one process would); yields this process's share."""
 
     def __init__(self, n: int, batch_size: int, rank: int, world: int, gen: torch.Generator | None) -> None:
         if batch_size % world:
             raise ValueError(f"batch_size {batch_size} must be a multiple of the {world} processes")
-        self.n, self.b, self.rank, self.world, self.gen = n, batch_size, rank, world, gen
+        shuffled = torch.utils.data.RandomSampler(range(n), generator=gen)
+        self.batches = torch.utils.data.BatchSampler(shuffled, batch_size, drop_last=True)
+        self.share, self.rank = batch_size // world, rank
 
     def __iter__(self) -> Any:
-        perm = torch.randperm(self.n, generator=self.gen).tolist()
-        share = self.b // self.world
-        for i in range(0, self.n - self.b + 1, self.b):
-            yield perm[i + self.rank * share : i + (self.rank + 1) * share]
+        for batch in self.batches:
+            yield batch[self.rank * self.share : (self.rank + 1) * self.share]
 
     def __len__(self) -> int:
-        return self.n // self.b
+        return len(self.batches)
 
 
 def _predict(model: nn.Module, loader: Any, device: str) -> np.ndarray:
@@ -187,17 +189,22 @@ def _fit(
 ) -> float:
     """Adam + MultiStepLR, keep the best val epoch (`select`: plain|balanced MAE); returns samples/s.
 
-    With `fabric` (several processes; `train` yields this process's share of each batch) the predictions,
-    labels and indices are gathered so the loss is the whole batch's, the gradients are summed over processes and
-    the BatchNorm statistics (per process during the epoch) are averaged at its end. With `checkpointer` (its
-    `every` counts epochs) the fit is saved at epoch ends and `resume` continues it."""
+    With `fabric` (several processes; `train` yields this process's share of each batch) the model's BatchNorm
+    layers normalise with the statistics of the whole global batch, the model is set up by Fabric (DDP), and the
+    predictions, labels and indices are gathered so the loss is the whole batch's (`whole_batch_backward`): the
+    steps of one process. With `checkpointer` (its `every` counts epochs) the fit is saved at epoch ends and
+    `resume` continues it."""
     from iclr25.dist_loss.metrics import balanced_mae
-    from iclr25.dist_loss.train import batch_predictions, combine_gradients
+    from iclr25.dist_loss.train import batch_predictions, whole_batch_backward
 
     world = fabric.world_size if fabric is not None else 1
     opt = torch.optim.Adam(params + setup.params, lr=config.lr)
     sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=list(config.lr_steps), gamma=0.1)
-    state: dict[str, Any] = {"model": model, "optimizer": opt, "scheduler": sched, "step": 0}
+    net = model  # what the training forward goes through: DDP's wrapper with several processes
+    if world > 1:
+        to_global_batch_norm(model)
+        net, opt = fabric.setup(model, opt)
+    state: dict[str, Any] = {"model": net, "optimizer": opt, "scheduler": sched, "step": 0}
     if checkpointer is not None:
         state.update(best=float("inf"), best_state={}, seen=0, seconds=0.0)
         if gen is not None:
@@ -209,13 +216,13 @@ def _fit(
     seen, seconds = int(state.get("seen", 0)), float(state.get("seconds", 0.0))
     epochs = config.epochs_stage1 if backbone_train else config.epochs_stage2
     for epoch in range(int(state["step"]), epochs):
-        model.train()
+        net.train()
         if not backbone_train:
             model.features.eval()  # frozen backbone, BatchNorm statistics included
         start = time.perf_counter()
         for x, y, idx in train:
             x, y, idx = x.to(device), y.to(device), idx.to(device)
-            pred = model(x)
+            pred = net(x)
             if world > 1:
                 pred = batch_predictions(fabric, pred)
                 y = fabric.all_gather(y).reshape(-1)
@@ -223,14 +230,13 @@ def _fit(
             w = None if setup.weights is None else setup.weights[idx]
             loss = setup.loss(pred, y, w)
             opt.zero_grad(set_to_none=True)
-            loss.backward()
             if world > 1:
-                combine_gradients(fabric, params, setup.params)
+                whole_batch_backward(fabric, loss, setup.params)
+            else:
+                loss.backward()
             opt.step()
             seen += y.shape[0]
         sched.step()
-        if world > 1:
-            _average_buffers(fabric, model)
         seconds += time.perf_counter() - start
         pred_val = _predict(model, val, device)
         score = float(np.mean(np.abs(pred_val - y_val))) if select == "plain" else balanced_mae(pred_val, y_val)
@@ -245,18 +251,6 @@ def _fit(
     if best_state is not None:
         model.load_state_dict(best_state)
     return seen / max(seconds, 1e-9)
-
-
-def _average_buffers(fabric: Any, model: nn.Module) -> None:
-    """Average the floating-point buffers (BatchNorm running statistics) over processes, so every process
-    evaluates and selects with the same model."""
-    buffers = [b for b in model.buffers() if b.is_floating_point()]
-    if buffers:
-        flat = fabric.all_reduce(torch.cat([b.reshape(-1) for b in buffers]), reduce_op="mean")
-        offset = 0
-        for b in buffers:
-            b.copy_(flat[offset : offset + b.numel()].view_as(b))
-            offset += b.numel()
 
 
 def _metrics(pred: np.ndarray, y: np.ndarray, train_pred: np.ndarray, y_train: np.ndarray) -> dict[str, float]:

@@ -9,9 +9,11 @@ Losses by method name (`METHODS`): l1, mse, focal_l1, dist (unweighted Dist Loss
 re-weighted L1), dist_inverse (Dist Loss + inverse weights, official weighting), sqinv_lds
 (sqrt-inverse + LDS re-weighted L1), sqinv_lds_fds (+ FDS on the penultimate features), bmc (Balanced MSE).
 A plain torch loop: the models are small and the loss has a custom backward. With a Lightning Fabric of several
-processes (`--devices`), each process computes the predictions of its share of every batch, the predictions are
-gathered so that the loss (Dist Loss compares the whole batch's sorted predictions with the batch's pseudo-labels)
-is the loss of the whole batch, and the gradients are summed over processes: the same steps as one process.
+processes (`--devices`), the model is set up by Fabric (DDP), each process computes the predictions of its share of
+every batch, the predictions are gathered so that the loss (Dist Loss compares the whole batch's sorted predictions
+with the batch's pseudo-labels) is the loss of the whole batch, and that loss times the number of processes is
+backpropagated, so DDP's average of the shares' gradients is the whole batch's gradient: the same steps as one
+process.
 """
 
 from __future__ import annotations
@@ -171,10 +173,10 @@ def fit(
 ) -> TrainResult:
     """Adam, shuffled mini-batches with drop_last, keep the epoch with the best val MAE (`select`: plain|balanced).
 
-    `features_fn` maps a batch of inputs to the head's input (the backbone); with FDS the features are
-    calibrated before the head from epoch 1 on, and FDS statistics are updated at every epoch end.
-    With `fabric` (several processes) each process predicts its share of every batch and the loss is the whole
-    batch's (see the module docstring). With `checkpointer` (its `every` counts epochs), the model, optimiser,
+    With FDS, `features_fn` maps a batch of inputs to the features that `model` takes (RRT: the identity on the
+    frozen backbone's features, `model` the head); they are calibrated before `model` from epoch 1 on, and the FDS
+    statistics are updated at every epoch end. With `fabric` (several processes) the model is set up by it (DDP),
+    each process predicts its share of every batch and the loss is the whole batch's (see the module docstring). With `checkpointer` (its `every` counts epochs), the model, optimiser,
     scheduler, generator, selection state and history are saved at epoch ends; `resume` ("auto" or a file)
     continues from one with the same result as an uninterrupted fit. The balanced val MAE bins the labels on
     the grid `min_label + k * step`.
@@ -190,7 +192,10 @@ def fit(
     share = batch_size // world
     opt = torch.optim.Adam(params + setup.params, lr=lr)
     sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=list(lr_steps), gamma=0.1)
-    state: dict[str, Any] = {"model": model, "optimizer": opt, "scheduler": sched, "step": 0}
+    net = model  # what the training forward goes through: DDP's wrapper with several processes
+    if world > 1:
+        net, opt = fabric.setup(model, opt)
+    state: dict[str, Any] = {"model": net, "optimizer": opt, "scheduler": sched, "step": 0}
     if checkpointer is not None:
         state.update(best=float("inf"), best_epoch=-1, best_state={}, history=[], seconds=0.0, seen=0)
         state.update(gen=generator.get_state(), extra=[p.detach().clone() for p in setup.params])
@@ -206,25 +211,25 @@ def fit(
     history = list(state.get("history", []))
     seconds, seen = float(state.get("seconds", 0.0)), int(state.get("seen", 0))
     for epoch in range(int(state["step"]), epochs):
-        model.train()
+        net.train()
         perm = torch.randperm(n, generator=generator).to(x.device)
         start = time.perf_counter()
         for i in range(0, n - batch_size + 1, batch_size):  # drop_last
             idx = perm[i : i + batch_size]
             mine = idx[rank * share : (rank + 1) * share]
             if setup.fds is not None and features_fn is not None:
-                feats = setup.fds(features_fn(x[mine]), y[mine], epoch)
-                pred = model.head(feats).reshape(-1)
+                pred = net(setup.fds(features_fn(x[mine]), y[mine], epoch))
             else:
-                pred = model(x[mine])
+                pred = net(x[mine])
             if world > 1:
                 pred = batch_predictions(fabric, pred)
             w = None if setup.weights is None else setup.weights[idx]
             loss = setup.loss(pred, y[idx], w)
             opt.zero_grad(set_to_none=True)
-            loss.backward()
             if world > 1:
-                combine_gradients(fabric, params, setup.params)
+                whole_batch_backward(fabric, loss, setup.params)
+            else:
+                loss.backward()
             opt.step()
             seen += batch_size
         sched.step()
@@ -253,27 +258,26 @@ def fit(
 
 def batch_predictions(fabric: Any, pred: torch.Tensor) -> torch.Tensor:
     """The whole batch's predictions from every process's equal share, in rank order; only this process's share
-    carries its gradient (`combine_gradients` then sums the shares' parameter gradients)."""
+    carries its gradient (`whole_batch_backward` then gives the model the whole batch's gradient)."""
     parts = list(fabric.all_gather(pred.detach()).reshape(fabric.world_size, -1).unbind(0))
     parts[fabric.global_rank] = pred
     return torch.cat(parts)
 
 
-def combine_gradients(fabric: Any, params: list[nn.Parameter], extra: list[nn.Parameter] = ()) -> None:
-    """After a backward through `batch_predictions`: sum the model's gradients over processes (each holds its
-    share's part of the batch gradient); average those of `extra` parameters of the loss (each process holds
-    the whole gradient, e.g. Balanced MSE's noise scale). One all-reduce."""
-    model = [p for p in params if p.requires_grad]
-    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in [*model, *extra]]
-    if not grads:
-        return
-    scale = [1.0] * len(model) + [1.0 / fabric.world_size] * len(extra)
-    flat = torch.cat([g.reshape(-1) * s for g, s in zip(grads, scale, strict=True)])
-    flat = fabric.all_reduce(flat, reduce_op="sum")
-    offset = 0
-    for p, g in zip([*model, *extra], grads, strict=True):
-        p.grad = flat[offset : offset + g.numel()].view_as(g).clone()
-        offset += g.numel()
+def whole_batch_backward(fabric: Any, loss: torch.Tensor, loss_params: list[nn.Parameter]) -> None:
+    """The one backward of a step on several processes: `loss` is the whole batch's (through `batch_predictions`)
+    and the model was set up by `fabric` (DDP); every parameter gets the whole batch's gradient, as on one process."""
+    world = fabric.world_size
+    # Each process's share carries its part of the whole batch's gradient and DDP averages the model's gradients
+    # over the processes: scaling the loss by `world` turns that average into the sum of the shares, the whole
+    # batch's gradient.
+    fabric.backward(loss * world)
+    # The loss's own parameters (e.g. Balanced MSE's noise scale) are outside the model, so DDP leaves them alone:
+    # the loss value is the same on every process, so each already holds their whole gradient, times `world` from
+    # the scaling above. Undo that here; no communication is needed.
+    for p in loss_params:
+        if p.grad is not None:
+            p.grad.div_(world)
 
 
 class _Head(nn.Module):
