@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 
+from iclr25.dist_loss.config import Config
+from iclr25.dist_loss.reproduce import _scale_out
 from iclr25.dist_loss.train import MLP, fit, make_loss, rrt
-from iclr25.shared.fabric import Checkpointer
+from iclr25.shared.fabric import Checkpointer, ScaleOut
 from iclr25.shared.testing import reproduce_full_preset, two_processes_equal_one
 
 # The workers train with SGD in place of the loops' Adam: Adam's steps barely change when every gradient of a
@@ -32,19 +35,22 @@ from iclr25.shared.testing import finish_worker
 
 def run(fabric, out):
     torch.set_num_threads(1)
-    torch.set_default_dtype(torch.float64)
-    rng = np.random.default_rng(0)
-    y = rng.gamma(4.0, 8.0, 128).clip(1, 100)
-    x = torch.as_tensor(np.c_[y / 50, rng.normal(size=(128, 3))])
-    torch.manual_seed(0)
-    model = MLP(4, 16, 2, float(y.mean()))
-    gen = torch.Generator().manual_seed(0)
-    with mock.patch("torch.optim.Adam", torch.optim.SGD):
-        fit(model, list(model.parameters()), x, torch.as_tensor(y), make_loss("dist", y, 32), x[:16], y[:16], 2, 32,
-            1e-2, "plain", gen, fabric=fabric)
-        head, _ = rrt(model, "bmc", x, y, x[:16], y[:16], 2, 32, 1e-2, gen, fabric=fabric)
-    finish_worker(fabric, torch.cat([p.detach().flatten() for p in [*model.parameters(), *head.head.parameters()]]),
-                  out)
+    torch.set_default_dtype(torch.float64)  # the one-process run is in this process: restored below
+    try:
+        rng = np.random.default_rng(0)
+        y = rng.gamma(4.0, 8.0, 128).clip(1, 100)
+        x = torch.as_tensor(np.c_[y / 50, rng.normal(size=(128, 3))])
+        torch.manual_seed(0)
+        model = MLP(4, 16, 2, float(y.mean()))
+        gen = torch.Generator().manual_seed(0)
+        with mock.patch("torch.optim.Adam", torch.optim.SGD):
+            fit(model, list(model.parameters()), x, torch.as_tensor(y), make_loss("dist", y, 32), x[:16], y[:16], 2, 32,
+                1e-2, "plain", gen, fabric=fabric)
+            head, _ = rrt(model, "bmc", x, y, x[:16], y[:16], 2, 32, 1e-2, gen, fabric=fabric)
+        finish_worker(fabric, torch.cat([p.detach().flatten() for p in [*model.parameters(), *head.head.parameters()]]),
+                      out)
+    finally:
+        torch.set_default_dtype(torch.float32)
 """
 
 RESNET_WORKER = """
@@ -62,29 +68,32 @@ from iclr25.shared.testing import finish_worker
 
 def run(fabric, out):
     torch.set_num_threads(1)
-    torch.set_default_dtype(torch.float64)
-    rng = np.random.default_rng(0)
-    y = rng.gamma(4.0, 8.0, 40).clip(1, 100)
-    x = torch.as_tensor(rng.normal(size=(40, 3, 8, 8))) + torch.as_tensor(y / 50).view(-1, 1, 1, 1)
-    data = torch.utils.data.TensorDataset(x, torch.as_tensor(y), torch.arange(40))
-    val = _loader(torch.utils.data.TensorDataset(x[:8], torch.as_tensor(y[:8]), torch.arange(8)), 8, False, 0)
-    torch.manual_seed(0)
-    model = ResNet((1, 1), 2, 3, float(y.mean()))
-    config = SimpleNamespace(lr=1e-2, lr_steps=(), epochs_stage1=2, epochs_stage2=2)
-    gen = torch.Generator().manual_seed(0)
-    train = _loader(data, 8, True, 0, gen, fabric)
-    with mock.patch("torch.optim.Adam", torch.optim.SGD):
-        _fit(model, list(model.parameters()), train, val, y[:8], make_loss("dist", y, 8), config, "cpu", "plain", True,
-             fabric=fabric, gen=gen)
-        head = copy.deepcopy(model)
-        for p in head.features.parameters():
-            p.requires_grad_(False)
-        head.reset_head(float(y.mean()), zero_weight=True)
-        bmc = make_loss("bmc", y, 8)
-        _fit(head, list(head.head.parameters()), train, val, y[:8], bmc, config, "cpu", "balanced", False,
-             fabric=fabric, gen=gen)
-    kept = [*model.parameters(), *model.buffers(), *head.head.parameters(), *bmc.params]
-    finish_worker(fabric, torch.cat([t.detach().flatten() for t in kept if t.is_floating_point()]), out)
+    torch.set_default_dtype(torch.float64)  # the one-process run is in this process: restored below
+    try:
+        rng = np.random.default_rng(0)
+        y = rng.gamma(4.0, 8.0, 40).clip(1, 100)
+        x = torch.as_tensor(rng.normal(size=(40, 3, 8, 8))) + torch.as_tensor(y / 50).view(-1, 1, 1, 1)
+        data = torch.utils.data.TensorDataset(x, torch.as_tensor(y), torch.arange(40))
+        val = _loader(torch.utils.data.TensorDataset(x[:8], torch.as_tensor(y[:8]), torch.arange(8)), 8, False, 0)
+        torch.manual_seed(0)
+        model = ResNet((1, 1), 2, 3, float(y.mean()))
+        config = SimpleNamespace(lr=1e-2, lr_steps=(), epochs_stage1=2, epochs_stage2=2)
+        gen = torch.Generator().manual_seed(0)
+        train = _loader(data, 8, True, 0, gen, fabric)
+        with mock.patch("torch.optim.Adam", torch.optim.SGD):
+            _fit(model, list(model.parameters()), train, val, y[:8], make_loss("dist", y, 8), config, "cpu", "plain", True,
+                 fabric=fabric, gen=gen)
+            head = copy.deepcopy(model)
+            for p in head.features.parameters():
+                p.requires_grad_(False)
+            head.reset_head(float(y.mean()), zero_weight=True)
+            bmc = make_loss("bmc", y, 8)
+            _fit(head, list(head.head.parameters()), train, val, y[:8], bmc, config, "cpu", "balanced", False,
+                 fabric=fabric, gen=gen)
+        kept = [*model.parameters(), *model.buffers(), *head.head.parameters(), *bmc.params]
+        finish_worker(fabric, torch.cat([t.detach().flatten() for t in kept if t.is_floating_point()]), out)
+    finally:
+        torch.set_default_dtype(torch.float32)
 """
 
 
@@ -104,6 +113,17 @@ def test_two_processes_equal_one_for_the_resnet_with_global_batch_norm(tmp_path:
     """The image ResNet: stage 1 with Dist Loss, BatchNorm over the whole global batch; then an RRT head on the
     frozen backbone with Balanced MSE."""
     two_processes_equal_one(RESNET_WORKER, tmp_path)
+
+
+def test_the_fabric_of_several_processes_trains_in_float32() -> None:
+    """Fabric's default precision autocasts the forward to bfloat16 on GPUs that support it: the reproduction's
+    Fabric is made 32-true before it is launched (one process launches none)."""
+    several = SimpleNamespace(scale_out=ScaleOut(devices=2), fabric="launched")
+    assert _scale_out(several, Config())("seed0-stage1-l1")["fabric"] == "launched"
+    assert several.scale_out.precision == "32-true"
+    one = SimpleNamespace(scale_out=ScaleOut())
+    assert "fabric" not in _scale_out(one, Config())("seed0-stage1-l1")
+    assert one.scale_out.precision is None
 
 
 def _data() -> tuple[torch.Tensor, np.ndarray]:

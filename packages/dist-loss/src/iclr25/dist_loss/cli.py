@@ -193,7 +193,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     method = method_for(args.loss, args.reweight)
     cfg = config_from_args(args, TrainConfig())  # values checked before anything heavy is imported
     scale_out = scale_out_from_args(args)
-    if scale_out.precision is not None:  # its loops average gradients themselves and never autocast
+    if scale_out.precision is not None:  # its loops train in float32 on any number of processes
         raise ValueError("--precision: dist-loss's training loops apply no precision setting; leave it out")
     out = check_verb_flags(args, SLUG, "train", method)
     data, shots = _load_data(args.data, args.seed, args.labels, cfg)  # inputs checked before the run folder
@@ -231,6 +231,7 @@ def _train(
     import numpy as np
     import torch
 
+    from iclr25.dist_loss.names import FABRIC_PRECISION
     from iclr25.dist_loss.train import MLP, evaluate, fit, make_loss, rrt
     from iclr25.shared.device import configure_torch, pick_device
     from iclr25.shared.fabric import Checkpointer, ScaleOut
@@ -245,8 +246,9 @@ def _train(
     seed_everything(args.seed)
     device = pick_device(args.device)
     configure_torch(device, threads=cfg.threads)
-    fabric = launch_fabric(run_dir, args.device, scale_out) if scale_out.distributed else None
-    if fabric is not None:
+    fabric = None
+    if scale_out.distributed:  # float32, as on one process
+        fabric = launch_fabric(run_dir, args.device, dataclasses.replace(scale_out, precision=FABRIC_PRECISION))
         device = str(fabric.device)
     gen = torch.Generator().manual_seed(args.seed)
     wanted = scale_out.checkpoint_every or scale_out.resume
