@@ -176,10 +176,10 @@ def fit(
     With FDS, `features_fn` maps a batch of inputs to the features that `model` takes (RRT: the identity on the
     frozen backbone's features, `model` the head); they are calibrated before `model` from epoch 1 on, and the FDS
     statistics are updated at every epoch end. With `fabric` (several processes) the model is set up by it (DDP),
-    each process predicts its share of every batch and the loss is the whole batch's (see the module docstring). With `checkpointer` (its `every` counts epochs), the model, optimiser,
-    scheduler, generator, selection state and history are saved at epoch ends; `resume` ("auto" or a file)
-    continues from one with the same result as an uninterrupted fit. The balanced val MAE bins the labels on
-    the grid `min_label + k * step`.
+    each process predicts its share of every batch and the loss is the whole batch's (see the module docstring).
+    With `checkpointer` (its `every` counts epochs), the model, optimiser, scheduler, generator, selection state and
+    history are saved at epoch ends; `resume` ("auto" or a file) continues from one with the same result as an
+    uninterrupted fit. The balanced val MAE bins the labels on the grid `min_label + k * step`.
     """
     if select not in ("plain", "balanced"):
         raise ValueError(f"select must be plain or balanced, got {select!r}")
