@@ -81,8 +81,9 @@ def run(fabric, out):
         gen = torch.Generator().manual_seed(0)
         train = _loader(data, 8, True, 0, gen, fabric)
         with mock.patch("torch.optim.Adam", torch.optim.SGD):
-            _fit(model, list(model.parameters()), train, val, y[:8], make_loss("dist", y, 8), config, "cpu", "plain", True,
-                 fabric=fabric, gen=gen)
+            dist = make_loss("dist", y, 8)
+            _fit(model, list(model.parameters()), train, val, y[:8], dist, config, "cpu", "plain", True, fabric=fabric,
+                 gen=gen)
             head = copy.deepcopy(model)
             for p in head.features.parameters():
                 p.requires_grad_(False)
