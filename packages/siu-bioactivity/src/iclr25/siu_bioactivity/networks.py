@@ -153,7 +153,7 @@ def explicit_layer(
     probabilities dropped by `attention_dropout` (torch drops them inside its fused attention): h (B, n, dim), bias
     (B, heads, n, n) added to the scaled scores."""
     attn = block.self_attn
-    if not (block.norm_first and attn.batch_first and attn._qkv_same_embed_dim):
+    if not (block.norm_first and attn.batch_first and attn.in_proj_weight is not None):
         raise ValueError("explicit_layer computes pre-norm (norm_first), batch-first layers with packed q/k/v only")
     B, n, dim = h.shape
     heads = attn.num_heads
