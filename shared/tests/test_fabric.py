@@ -229,6 +229,27 @@ def test_a_precision_needs_a_fabric_and_a_loop_that_applies_it(tmp_path: Path) -
     assert not applies("quick", tmp_path / "b", device="cpu").metrics["fabric"]
 
 
+def test_loops_that_apply_no_precision_train_in_float32_on_several_processes(tmp_path: Path, monkeypatch) -> None:
+    """Fabric's default precision autocasts to bf16 on GPUs that support it: a reproduction whose loops apply no
+    precision gets a 32-true Fabric for several processes (no Fabric is launched here: the body only looks)."""
+    from iclr25.shared.run import RUN_DIR_ENV, reproduction
+
+    monkeypatch.setenv(RUN_DIR_ENV, str(tmp_path))  # a multi-process run sets it for its processes; restored after
+
+    @dataclass(frozen=True)
+    class Config:
+        steps: int = 1
+
+    def body(run):
+        return run.report([], {"precision": str(run.scale_out.precision)})
+
+    plain = reproduction("demo", {"quick": Config()})(body)
+    applies = reproduction("demo", {"quick": Config()}, precision=True)(body)
+    assert plain("quick", tmp_path / "a", scale_out=ScaleOut(devices=2)).metrics["precision"] == "32-true"
+    assert plain("quick", tmp_path / "b", scale_out=ScaleOut()).metrics["precision"] == "None"  # one process
+    assert applies("quick", tmp_path / "c", scale_out=ScaleOut(devices=2)).metrics["precision"] == "None"
+
+
 def _rank_worker(fabric, cfg: dict, out: Path) -> None:
     """Two processes whose shares differ in size (rank r draws r + 1 random rows a step), checkpointed every 2 steps:
     the averaged gradient depends on both processes' random streams."""

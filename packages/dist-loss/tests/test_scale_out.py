@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 
-from iclr25.dist_loss.config import Config
-from iclr25.dist_loss.reproduce import _scale_out
 from iclr25.dist_loss.train import MLP, fit, make_loss, rrt
-from iclr25.shared.fabric import Checkpointer, ScaleOut
+from iclr25.shared.fabric import Checkpointer
 from iclr25.shared.testing import reproduce_full_preset, two_processes_equal_one
 
 # The workers train with SGD in place of the loops' Adam: Adam's steps barely change when every gradient of a
@@ -114,17 +111,6 @@ def test_two_processes_equal_one_for_the_resnet_with_global_batch_norm(tmp_path:
     """The image ResNet: stage 1 with Dist Loss, BatchNorm over the whole global batch; then an RRT head on the
     frozen backbone with Balanced MSE."""
     two_processes_equal_one(RESNET_WORKER, tmp_path)
-
-
-def test_the_fabric_of_several_processes_trains_in_float32() -> None:
-    """Fabric's default precision autocasts the forward to bfloat16 on GPUs that support it: the reproduction's
-    Fabric is made 32-true before it is launched (one process launches none)."""
-    several = SimpleNamespace(scale_out=ScaleOut(devices=2), fabric="launched")
-    assert _scale_out(several, Config())("seed0-stage1-l1")["fabric"] == "launched"
-    assert several.scale_out.precision == "32-true"
-    one = SimpleNamespace(scale_out=ScaleOut())
-    assert "fabric" not in _scale_out(one, Config())("seed0-stage1-l1")
-    assert one.scale_out.precision is None
 
 
 def _data() -> tuple[torch.Tensor, np.ndarray]:

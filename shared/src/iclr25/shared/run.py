@@ -641,7 +641,8 @@ def reproduction(
     (a reproduction trains many models: it continues the run in `out`). `check(scale, config)`, when given, sees
     the resolved config before the run folder is made (e.g. to refuse a preset whose data files are missing).
     `precision`: whether the body's loops apply `--precision` (through Fabric or the Lightning Trainer); where
-    they do not, a `--precision` is refused before the run folder is made, never silently ignored.
+    they do not, a `--precision` is refused before the run folder is made, never silently ignored, and the
+    processes of a multi-process run train in float32 (a `32-true` Fabric).
 
         @reproduction(SLUG, PRESETS)
         def run(active: Run) -> Report:
@@ -665,6 +666,10 @@ def reproduction(
                 raise ValueError("reproduce trains many models: --resume takes 'auto' (continue the run in --out)")
             if scale_out is not None and scale_out.precision is not None and not precision:
                 raise ValueError(f"--precision: {slug}'s training loops apply no precision setting; leave it out")
+            if scale_out is not None and not precision and scale_out.distributed:
+                # loops that apply no precision train in float32 on every process (Fabric's own default would
+                # autocast a wrapped model's forward to bf16 on GPUs that support it)
+                scale_out = dataclasses.replace(scale_out, precision="32-true")
             if check is not None:
                 check(scale, resolve_preset(presets, scale, config))
             options = dict(seed=seed, device=device, wandb=wandb, overwrite=overwrite, config=config)

@@ -11,7 +11,6 @@ predictions >= 1.05x, Wasserstein-1(train predictions, train labels) <= 0.95x.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ import numpy as np
 from iclr25.dist_loss.claims import declared
 from iclr25.dist_loss.config import GATE_METHODS, PRESETS, Config
 from iclr25.dist_loss.experiments import benchmark_loss, fits_per_seed, load_task, stage1_and_heads
-from iclr25.dist_loss.names import FABRIC_PRECISION
 from iclr25.shared.claims import evaluate
 from iclr25.shared.results import Report, save_figure
 from iclr25.shared.run import Run, is_follower, reproduction
@@ -99,8 +97,6 @@ def _scale_out(active: Any, config: Config) -> Any:
     options = getattr(active, "scale_out", None)
     if options is None:
         return None
-    if options.distributed:  # before the run's Fabric is launched on first use: float32, as on one process
-        active.scale_out = options = dataclasses.replace(options, precision=FABRIC_PRECISION)
 
     def kwargs(name: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
