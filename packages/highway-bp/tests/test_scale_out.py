@@ -1,10 +1,15 @@
 """Scale-out of the training loop (Lightning Fabric): 2 CPU processes (gloo) equal 1 process with the whole batch
-for the residual MLP under Highway-BP, an interrupted run resumed from its checkpoint equals an uninterrupted one,
-and the full preset (MLP, GRU, ResNet) starts with `--devices 2 --device cpu`, trains and checkpoints."""
+for the residual MLP under Highway-BP and for ResNets with (global) batch norm under BP and Highway-BP, an
+interrupted run resumed from its checkpoint equals an uninterrupted one, and the full preset (MLP, GRU, ResNet)
+starts with `--devices 2 --device cpu`, trains and checkpoints."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +18,7 @@ import torch
 
 from iclr25.highway_bp.data import load_digits_split
 from iclr25.highway_bp.models import resmlp, seeded
+from iclr25.highway_bp.resnet import resnet_cifar
 from iclr25.highway_bp.train import train_classifier
 from iclr25.shared.fabric import Checkpointer
 from iclr25.shared.testing import flat_parameters, reproduce_full_preset, two_processes_equal_one
@@ -46,6 +52,61 @@ def test_two_processes_equal_one_with_the_whole_batch(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="multiple of the 2 processes"):
         train_classifier(resmlp(64, 8, 8, 1, 10), _digits(), algo="bp", k=0, epochs=1, batch_size=7, lr=1e-3,
                          seed=0, fabric=fake)  # fmt: skip
+
+
+RESNET_WORKER = """
+import torch
+
+from iclr25.highway_bp.models import seeded
+from iclr25.highway_bp.resnet import resnet_cifar
+from iclr25.highway_bp.train import train_classifier
+from iclr25.shared.testing import finish_worker, flat_parameters
+
+
+def run(fabric, algo, preact, n, out):
+    torch.set_num_threads(1)
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(n + 8, 3, 8, 8, generator=gen, dtype=torch.float64).numpy()
+    y = torch.randint(0, 10, (n + 8,), generator=gen).numpy()
+    model = seeded(lambda: resnet_cifar(1, 4, 10, preact=preact), 0).double()
+    train_classifier(model, (X[:n], y[:n], X[n:], y[n:]), algo=algo, k=2, epochs=2, batch_size=8, lr=0.1, seed=0,
+                     optimizer="sgd", device="cpu", fabric=fabric)
+    stats = [b.flatten().double() for name, b in model.named_buffers() if "running" in name]
+    finish_worker(fabric, torch.cat([flat_parameters(model), *stats]), out)
+"""
+
+# runs two_processes_equal_one in a process group of its own, so that a deadlock can be ended with all its processes
+COMPARE = """
+import sys
+from pathlib import Path
+
+from iclr25.shared.testing import two_processes_equal_one
+
+folder = Path(sys.argv[1])
+two_processes_equal_one((folder / "worker.py").read_text(), folder, sys.argv[2], sys.argv[3] == "preact", int(sys.argv[4]))
+"""
+
+
+@pytest.mark.enable_socket
+@pytest.mark.parametrize(
+    ("algo", "block", "n"),
+    [("bp", "preact", 19), ("hbp", "postrelu", 19), ("hbp", "preact", 17)],
+)  # last batches of 3 (shares of 2 and 1) and of 1 (process 1's share empty)
+def test_two_processes_equal_one_for_a_resnet_with_batch_norm(tmp_path: Path, algo: str, block: str, n: int) -> None:
+    (tmp_path / "worker.py").write_text(RESNET_WORKER)
+    env = {**os.environ, "ICLR25_QUIET": "1"}
+    args = [sys.executable, "-c", COMPARE, str(tmp_path), algo, block, str(n)]
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("the processes deadlocked (no result within 240 s)")
+    assert proc.returncode == 0, err[-3000:]  # two_processes_equal_one: equal within 1e-6 in float64
+    start = flat_parameters(seeded(lambda: resnet_cifar(1, 4, 10, preact=block == "preact"), 0).double())
+    one = torch.load(tmp_path / "one.pt")
+    assert (one[: len(start)] - start).abs().max() > 1e-3  # it trained
 
 
 def _digits() -> tuple[np.ndarray, ...]:

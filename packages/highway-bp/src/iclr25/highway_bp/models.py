@@ -50,11 +50,18 @@ class SeqClassifier(nn.Module):
         """Logits (B, classes) for sequences x (B, T, d_in)."""
         return self.head(self.rnn(self.embed(x).transpose(0, 1))[-1])
 
-    def step(self, x: Tensor, y: Tensor, k: int = 0, algo: str = "hbp") -> Tensor:
-        """Forward + backward (BPTT, Highway-BP(k) or FPI(k)) of the cross-entropy at the last step."""
+    def step(
+        self,
+        x: Tensor,
+        y: Tensor,
+        k: int = 0,
+        algo: str = "hbp",
+        loss: Callable[[Tensor, Tensor], Tensor] = nn.functional.cross_entropy,
+    ) -> Tensor:
+        """Forward + backward (BPTT, Highway-BP(k) or FPI(k)) of `loss(logits, y)` at the last step (cross-entropy)."""
 
         def loss_fn(hs: Tensor) -> Tensor:  # hs: (T, B, H)
-            return nn.functional.cross_entropy(self.head(hs[-1]), y)
+            return loss(self.head(hs[-1]), y)
 
         return rnn_step(self.rnn, self.embed(x).transpose(0, 1), loss_fn, k=k, algo=algo)
 

@@ -2,10 +2,13 @@
 
 Plain PyTorch: the backward pass is custom, so the model is not wrapped in DDP. Each step: `zero_grad`, the chosen
 backward (BP/BPTT, Highway-BP(k), FPI(k)), `optimizer.step()`. Step times are measured with
-`iclr25.shared.device.Throughput`. With a Lightning Fabric of several processes (`--devices`), each process runs
-the backward on its share of the batch and the gradients are averaged (weighted by share) with one all-reduce per
-step, which equals one process on the whole batch for models without batch statistics; ResNets keep their
-BatchNorm statistics per process, as plain DDP does.
+`iclr25.shared.device.Throughput`. With a Lightning Fabric of several processes (`--devices`), the batch norms
+normalise with the statistics of the whole global batch (`iclr25.shared.global_batch`, a differentiable all-reduce
+of per-channel sums), each process runs the backward of its share's part of the batch's mean loss (the share's
+summed loss / the batch size) and one all-reduce per step sums the gradients and losses: one process on the whole
+batch, for every model. With global batch norm, a process's backward already holds the other shares' terms that
+reach its rows through the statistics (the all-reduce's backward sums every process's cotangents), so the share
+losses must be scaled by the whole batch before the backward, not weighted after it.
 """
 
 from __future__ import annotations
@@ -37,14 +40,16 @@ class TrainResult:
         return {"acc": self.test_acc, "step_ms": 1000 * self.step_time_s, "final_loss": self.train_loss[-1]}
 
 
-def make_step_fn(model: nn.Module, algo: str, k: int) -> Callable[[Tensor, Tensor], Tensor]:
-    """The forward + backward of one batch for a `HighwayStack` (bp/hbp/fpi) or a `SeqClassifier` (bptt/hbp/fpi)."""
+def make_step_fn(model: nn.Module, algo: str, k: int) -> Callable[..., Tensor]:
+    """The forward + backward `step(x, y, loss=cross_entropy)` of one batch for a `HighwayStack` (bp/hbp/fpi) or a
+    `SeqClassifier` (bptt/hbp/fpi); `loss(logits, targets)` is the scalar that is differentiated and returned."""
+    ce = nn.functional.cross_entropy
     if isinstance(model, HighwayStack):
         algo = "bp" if algo == "bptt" else algo
-        return lambda x, y: highway_step(model, nn.functional.cross_entropy, x, y, k, algo=algo)
+        return lambda x, y, loss=ce: highway_step(model, loss, x, y, k, algo=algo)
     if isinstance(model, SeqClassifier):
         algo = "bptt" if algo == "bp" else algo
-        return lambda x, y: model.step(x, y, k=k, algo=algo)
+        return lambda x, y, loss=ce: model.step(x, y, k=k, algo=algo, loss=loss)
     raise ValueError(f"model must be a HighwayStack or a SeqClassifier, got {type(model).__name__}")
 
 
@@ -100,12 +105,13 @@ def train_classifier(
 ) -> TrainResult:
     """Train with Adam (or SGD) and the chosen backward; return test accuracy and timings (`max_steps` > 0 caps steps).
 
-    With `fabric` (several processes), every process draws the same batches and trains on its share (gradients
-    averaged, see the module docstring). With `checkpointer`, the model, the optimiser, the step, the position in
+    With `fabric` (several processes), the model's batch norms become global ones (in place), every process draws
+    the same batches and trains on its share (gradients summed, see the module docstring). With `checkpointer`, the model, the optimiser, the step, the position in
     the epoch, the permutation, the generator and the loss curve are saved every `checkpointer.every` steps and at
     the end; `resume` ("auto" or a checkpoint file) continues from one with the same result as an uninterrupted
     run. Progress (`desc`, in steps) shows on a terminal, as a line every ~30 s in logs, not at all when quiet."""
     from iclr25.shared.device import Throughput
+    from iclr25.shared.global_batch import to_global_batch_norm
     from iclr25.shared.progress import progress
 
     if epochs < 1 or batch_size < 1 or lr <= 0:
@@ -117,6 +123,8 @@ def train_classifier(
         device = fabric.device
     Xtr, ytr, Xte, yte = (torch.as_tensor(a).to(device) for a in data)
     model.to(device).train()
+    if fabric is not None:
+        to_global_batch_norm(model)
     if optimizer == "adam":
         opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     elif optimizer == "sgd":  # ResNets (Table 4): SGD, momentum 0.9, weight decay 1e-4
@@ -184,21 +192,27 @@ def train_classifier(
 def _shared_step(
     fabric: Any,
     model: nn.Module,
-    step_fn: Callable[[Tensor, Tensor], Tensor],
+    step_fn: Callable[..., Tensor],
     x: Tensor,
     y: Tensor,
     rank: int,
     world: int,
 ) -> Tensor:
-    """This process's backward on its share of the batch, then the batch's gradient and loss on every process:
-    the share-weighted mean over processes (one all-reduce of all gradients and the loss)."""
-    bounds = [len(y) * r // world for r in range(world + 1)]
-    lo, hi = bounds[rank], bounds[rank + 1]
+    """This process's backward of its share's summed loss / the batch size, then the batch's gradient and mean loss
+    on every process: their sums over processes (one all-reduce of all gradients and the loss)."""
+    from iclr25.shared.global_batch import batch_share
+
+    size = len(y)
+
+    def share_loss(logits: Tensor, targets: Tensor) -> Tensor:  # this share's part of the batch's mean loss
+        return nn.functional.cross_entropy(logits, targets, reduction="sum") / size
+
+    lo, hi = batch_share(size, rank, world)
+    # an empty share (a last batch smaller than the number of processes) still runs: its batch norms' collectives
+    loss = step_fn(x[lo:hi], y[lo:hi], share_loss).detach()
     params = [p for p in model.parameters() if p.requires_grad]
-    # a last batch smaller than the number of processes can leave this one without samples
-    loss = step_fn(x[lo:hi], y[lo:hi]).detach() if hi > lo else torch.zeros((), device=x.device)
     grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
-    flat = torch.cat([g.reshape(-1) for g in grads] + [loss.reshape(1).to(grads[0].dtype)]) * ((hi - lo) / len(y))
+    flat = torch.cat([g.reshape(-1) for g in grads] + [loss.reshape(1).to(grads[0].dtype)])
     flat = fabric.all_reduce(flat, reduce_op="sum")
     offset = 0
     for p, g in zip(params, grads, strict=True):
