@@ -106,10 +106,10 @@ def train_classifier(
     """Train with Adam (or SGD) and the chosen backward; return test accuracy and timings (`max_steps` > 0 caps steps).
 
     With `fabric` (several processes), the model's batch norms become global ones (in place), every process draws
-    the same batches and trains on its share (gradients summed, see the module docstring). With `checkpointer`, the model, the optimiser, the step, the position in
-    the epoch, the permutation, the generator and the loss curve are saved every `checkpointer.every` steps and at
-    the end; `resume` ("auto" or a checkpoint file) continues from one with the same result as an uninterrupted
-    run. Progress (`desc`, in steps) shows on a terminal, as a line every ~30 s in logs, not at all when quiet."""
+    the same batches and trains on its share (gradients summed, see the module docstring). With `checkpointer`, the
+    model, the optimiser, the step, the position in the epoch, the permutation, the generator and the loss curve are
+    saved every `checkpointer.every` steps and at the end; `resume` ("auto" or a checkpoint file) continues from one
+    with the same result as an uninterrupted run. Progress (`desc`, in steps) shows on a terminal, as a line every ~30 s in logs, not at all when quiet."""
     from iclr25.shared.device import Throughput
     from iclr25.shared.global_batch import to_global_batch_norm
     from iclr25.shared.progress import progress
@@ -208,7 +208,8 @@ def _shared_step(
         return nn.functional.cross_entropy(logits, targets, reduction="sum") / size
 
     lo, hi = batch_share(size, rank, world)
-    # an empty share (a last batch smaller than the number of processes) still runs: its batch norms' collectives
+    # an empty share (a last batch smaller than the number of processes) still runs: every process must issue the
+    # collectives of its batch norms, in the same order
     loss = step_fn(x[lo:hi], y[lo:hi], share_loss).detach()
     params = [p for p in model.parameters() if p.requires_grad]
     grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
