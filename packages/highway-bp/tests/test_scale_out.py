@@ -82,8 +82,8 @@ from pathlib import Path
 
 from iclr25.shared.testing import two_processes_equal_one
 
-folder = Path(sys.argv[1])
-two_processes_equal_one((folder / "worker.py").read_text(), folder, sys.argv[2], sys.argv[3] == "preact", int(sys.argv[4]))
+folder, algo, block, n = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+two_processes_equal_one((folder / "worker.py").read_text(), folder, algo, block == "preact", n)
 """
 
 

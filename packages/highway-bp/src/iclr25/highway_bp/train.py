@@ -109,7 +109,8 @@ def train_classifier(
     the same batches and trains on its share (gradients summed, see the module docstring). With `checkpointer`, the
     model, the optimiser, the step, the position in the epoch, the permutation, the generator and the loss curve are
     saved every `checkpointer.every` steps and at the end; `resume` ("auto" or a checkpoint file) continues from one
-    with the same result as an uninterrupted run. Progress (`desc`, in steps) shows on a terminal, as a line every ~30 s in logs, not at all when quiet."""
+    with the same result as an uninterrupted run. Progress (`desc`, in steps) shows on a terminal, as a line every
+    ~30 s in logs, not at all when quiet."""
     from iclr25.shared.device import Throughput
     from iclr25.shared.global_batch import to_global_batch_norm
     from iclr25.shared.progress import progress
