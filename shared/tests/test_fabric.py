@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import importlib
 import pickle
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -250,11 +252,16 @@ def test_loops_that_apply_no_precision_train_in_float32_on_several_processes(tmp
     assert applies("quick", tmp_path / "c", scale_out=ScaleOut(devices=2)).metrics["precision"] == "None"
 
 
-def _rank_worker(fabric, cfg: dict, out: Path) -> None:
-    """Two processes whose shares differ in size (rank r draws r + 1 random rows a step), checkpointed every 2 steps:
-    the averaged gradient depends on both processes' random streams."""
-    from iclr25.shared.testing import finish_worker
+RANK_WORKER = """
+import torch
 
+from iclr25.shared.fabric import Checkpointer
+from iclr25.shared.testing import finish_worker
+
+
+def run(fabric, cfg, out):
+    # two processes whose shares differ in size (rank r draws r + 1 random rows a step), checkpointed every 2 steps:
+    # the averaged gradient depends on both processes' random streams
     torch.manual_seed(100 + fabric.global_rank)  # every process its own random stream
     model = torch.nn.Linear(1, 1).double()
     model, optimizer = fabric.setup(model, torch.optim.SGD(model.parameters(), lr=0.1))
@@ -269,23 +276,31 @@ def _rank_worker(fabric, cfg: dict, out: Path) -> None:
         state["step"] += 1
         checkpoints.maybe_save(state, fabric)
     finish_worker(fabric, model.module, out)
+"""
 
 
 @pytest.mark.enable_socket  # gloo talks over the loopback interface
 def test_each_process_resumes_its_own_random_stream(tmp_path: Path) -> None:
     """Processes that draw different amounts of random numbers resume exactly: the checkpoint keeps every rank's RNG
     state. Restoring rank 0's state in every process (the checkpoint without the per-rank states) does not."""
+    (tmp_path / "rank_worker.py").write_text(RANK_WORKER)
+    sys.path.insert(0, str(tmp_path))  # spawned processes import the worker by name
+    try:
+        worker = importlib.import_module("rank_worker")
 
-    def launch(name: str, folder: str, stop: int, resume: str | None = None) -> torch.Tensor:
-        fabric = make_fabric("cpu", devices=2, strategy="ddp_spawn", precision="64-true")
-        fabric.launch(_rank_worker, {"folder": tmp_path / folder, "stop": stop, "resume": resume}, tmp_path / name)
-        return torch.load(tmp_path / name)
+        def launch(name: str, folder: str, stop: int, resume: str | None = None) -> torch.Tensor:
+            fabric = make_fabric("cpu", devices=2, strategy="ddp_spawn", precision="64-true")
+            fabric.launch(worker.run, {"folder": tmp_path / folder, "stop": stop, "resume": resume}, tmp_path / name)
+            return torch.load(tmp_path / name)
 
-    straight = launch("straight.pt", "a", stop=6)
-    launch("cut.pt", "b", stop=3)  # "killed" after step 3: the newest checkpoint is step 2
-    payload = torch.load(tmp_path / "b" / "step-2.ckpt", weights_only=True)
-    assert len(payload["rng_per_rank"]) == 2
-    assert not torch.equal(payload["rng_per_rank"][0]["torch"], payload["rng_per_rank"][1]["torch"])
-    save_torch(tmp_path / "c" / "step-2.ckpt", {k: v for k, v in payload.items() if k != "rng_per_rank"})
-    assert torch.equal(straight, launch("resumed.pt", "b", stop=6, resume="auto"))
-    assert not torch.equal(straight, launch("rank0.pt", "c", stop=6, resume="auto"))  # rank 0's stream everywhere
+        straight = launch("straight.pt", "a", stop=6)
+        launch("cut.pt", "b", stop=3)  # "killed" after step 3: the newest checkpoint is step 2
+        payload = torch.load(tmp_path / "b" / "step-2.ckpt", weights_only=True)
+        assert len(payload["rng_per_rank"]) == 2
+        assert not torch.equal(payload["rng_per_rank"][0]["torch"], payload["rng_per_rank"][1]["torch"])
+        save_torch(tmp_path / "c" / "step-2.ckpt", {k: v for k, v in payload.items() if k != "rng_per_rank"})
+        assert torch.equal(straight, launch("resumed.pt", "b", stop=6, resume="auto"))
+        assert not torch.equal(straight, launch("rank0.pt", "c", stop=6, resume="auto"))  # rank 0's everywhere
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("rank_worker", None)

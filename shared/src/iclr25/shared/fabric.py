@@ -262,20 +262,21 @@ class Checkpointer:
 
 
 def _gather_rng_states(fabric: Any) -> list[dict[str, Any]]:
-    """Every rank's `rng_state()`, in rank order, on every rank: each serialised as tensors and plain data (read
-    back with `weights_only=True`), padded to the longest and gathered as bytes."""
-    import io
-
+    """Every rank's `rng_state()`, in rank order, on every rank (its tensors travel as NumPy arrays: the object
+    gather pickles, and pickled tensors do not come back through it)."""
+    import numpy as np
     import torch
+    import torch.distributed as dist
 
-    buffer = io.BytesIO()
-    torch.save(rng_state(), buffer)
-    mine = torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)
-    sizes = fabric.all_gather(torch.tensor([mine.numel()], device=fabric.device)).reshape(-1).tolist()
-    padded = torch.zeros(max(sizes), dtype=torch.uint8)
-    padded[: mine.numel()] = mine
-    gathered = fabric.all_gather(padded.to(fabric.device)).reshape(len(sizes), -1).cpu()
-    return [
-        torch.load(io.BytesIO(gathered[rank, :size].numpy().tobytes()), weights_only=True)
-        for rank, size in enumerate(sizes)
-    ]
+    gathered: list[Any] = [None] * fabric.world_size
+    dist.all_gather_object(gathered, _map_arrays(rng_state(), torch.Tensor, lambda t: t.numpy()))
+    return [_map_arrays(state, np.ndarray, torch.from_numpy) for state in gathered]
+
+
+def _map_arrays(value: Any, kind: type, convert: Any) -> Any:
+    """`value` with every `kind` leaf (inside dicts and lists) replaced by `convert(leaf)`."""
+    if isinstance(value, dict):
+        return {key: _map_arrays(item, kind, convert) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_map_arrays(item, kind, convert) for item in value]
+    return convert(value) if isinstance(value, kind) else value
